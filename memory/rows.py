@@ -1,0 +1,47 @@
+"""Shared query pieces: tenant scoping, the TTL "live" predicate, row -> model."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, or_
+
+from memory import tables
+from memory.refs import MemoryRef
+from schemas.memory_entry import Attribution, HostMemoryEntry, Priority, Tier
+
+E = tables.entries
+
+
+def scoped(ref: MemoryRef) -> ColumnElement[bool]:
+    """CTI-1: every entry query starts here, tenant first, then the exact memoryRef."""
+    return and_(E.c.tenant == ref.tenant, E.c.memory_ref == str(ref))
+
+
+def live(now: datetime) -> ColumnElement[bool]:
+    """An entry surfaces only while unexpired (strictly before expiresAt, ms floor) and
+    not superseded by consolidation."""
+    return and_(or_(E.c.expires_at.is_(None), E.c.expires_at > now), E.c.invalidated_at.is_(None))
+
+
+def to_host_entry(row: Any) -> HostMemoryEntry:
+    return HostMemoryEntry(
+        id=row.id,
+        content=row.content,
+        tags=tuple(row.tags),
+        created_at=row.created_at,
+        expires_at=row.expires_at,
+        tier=Tier(row.tier),
+        namespace=row.namespace,
+        key=row.key,
+        version=row.version,
+        pinned=row.pinned,
+        priority=Priority.from_rank(row.priority),
+        subject=row.subject,
+        metadata=row.metadata,
+        attribution=Attribution.model_validate(row.attribution) if row.attribution else None,
+        updated_at=row.updated_at,
+        last_accessed_at=row.last_accessed_at,
+        content_sha256=row.content_sha256,
+    )

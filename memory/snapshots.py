@@ -1,0 +1,195 @@
+"""Read snapshots: a memoryRef's live entries frozen at one instant.
+
+A workflow's input must not move under it (RFC 0004 read snapshot, MAE-3). The snapshot
+copies the live entries into memory_snapshot_items inside PostgreSQL (INSERT ... SELECT,
+so content never leaves the database), and later activities read the copy, so edits,
+forgets and new entries after the snapshot do not change what the run sees. Creating a
+snapshot is idempotent on snapshot_id, so a retried activity gets the same snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Text, cast, func, insert, literal, select, update
+from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory import tables
+from memory.refs import MemoryRef
+from memory.rows import live, scoped
+from schemas.memory_entry import Priority, Tier
+from schemas.snapshot import SnapshotInfo
+
+E = tables.entries
+S = tables.snapshots
+SI = tables.snapshot_items
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotItem:
+    position: int
+    entry_id: str
+    version: int
+    content: str
+    content_sha256: str
+    tags: tuple[str, ...]
+    tier: Tier
+    pinned: bool
+    priority: Priority
+    created_at: datetime
+
+
+def _info(row: object) -> SnapshotInfo:
+    return SnapshotInfo(
+        snapshot_id=row.snapshot_id,  # type: ignore[attr-defined]
+        memory_ref=row.memory_ref,  # type: ignore[attr-defined]
+        entry_count=row.entry_count,  # type: ignore[attr-defined]
+        checksum=row.checksum,  # type: ignore[attr-defined]
+        as_of=row.as_of,  # type: ignore[attr-defined]
+    )
+
+
+async def create_snapshot(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    snapshot_id: str,
+    now: datetime,
+    *,
+    tiers: Sequence[Tier] | None = None,
+    include_distilled: bool = True,
+) -> SnapshotInfo:
+    claimed = await connection.execute(
+        pg_insert(S)
+        .values(
+            snapshot_id=snapshot_id,
+            tenant=ref.tenant,
+            memory_ref=str(ref),
+            as_of=now,
+            entry_count=0,
+            checksum="",
+            created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=[S.c.snapshot_id])
+        .returning(S.c.snapshot_id)
+    )
+    if claimed.first() is None:
+        existing = await get_snapshot_info(connection, ref, snapshot_id)
+        if existing is None:
+            # The id exists under another tenant or memoryRef; refuse without saying more.
+            raise ValueError("snapshotId: already used by another memoryRef")
+        return existing
+
+    source = select(
+        literal(snapshot_id),
+        (func.row_number().over(order_by=(E.c.created_at, E.c.id)) - 1),
+        E.c.id,
+        E.c.version,
+        E.c.content,
+        E.c.content_sha256,
+        E.c.tags,
+        E.c.tier,
+        E.c.pinned,
+        E.c.priority,
+        E.c.created_at,
+    ).where(scoped(ref), live(now))
+    if tiers:
+        source = source.where(E.c.tier.in_([t.value for t in tiers]))
+    if not include_distilled:
+        source = source.where(E.c.distilled_into.is_(None))
+    await connection.execute(
+        insert(SI).from_select(
+            [
+                "snapshot_id",
+                "position",
+                "entry_id",
+                "version",
+                "content",
+                "content_sha256",
+                "tags",
+                "tier",
+                "pinned",
+                "priority",
+                "created_at",
+            ],
+            source,
+        )
+    )
+    # The checksum covers (id, version, content hash) in order: equal checksums mean the
+    # run saw exactly the same input.
+    line = SI.c.entry_id + ":" + cast(SI.c.version, Text) + ":" + SI.c.content_sha256
+    digest_row = (
+        await connection.execute(
+            select(
+                func.count(),
+                func.coalesce(
+                    func.encode(
+                        func.sha256(
+                            func.convert_to(
+                                func.string_agg(
+                                    line, aggregate_order_by(literal("\n"), SI.c.position)
+                                ),
+                                "UTF8",
+                            )
+                        ),
+                        "hex",
+                    ),
+                    "",
+                ),
+            ).where(SI.c.snapshot_id == snapshot_id)
+        )
+    ).one()
+    result = await connection.execute(
+        update(S)
+        .where(S.c.snapshot_id == snapshot_id)
+        .values(entry_count=digest_row[0], checksum=digest_row[1])
+        .returning(S)
+    )
+    return _info(result.one())
+
+
+async def get_snapshot_info(
+    connection: AsyncConnection, ref: MemoryRef, snapshot_id: str
+) -> SnapshotInfo | None:
+    row = (
+        await connection.execute(
+            select(S).where(
+                S.c.tenant == ref.tenant,
+                S.c.memory_ref == str(ref),
+                S.c.snapshot_id == snapshot_id,
+            )
+        )
+    ).first()
+    return _info(row) if row else None
+
+
+async def read_snapshot_items(
+    connection: AsyncConnection, ref: MemoryRef, snapshot_id: str, *, start: int, limit: int
+) -> list[SnapshotItem]:
+    owned = select(S.c.snapshot_id).where(
+        S.c.tenant == ref.tenant, S.c.memory_ref == str(ref), S.c.snapshot_id == snapshot_id
+    )
+    result = await connection.execute(
+        select(SI)
+        .where(SI.c.snapshot_id.in_(owned.scalar_subquery()), SI.c.position >= start)
+        .order_by(SI.c.position)
+        .limit(limit)
+    )
+    return [
+        SnapshotItem(
+            position=row.position,
+            entry_id=row.entry_id,
+            version=row.version,
+            content=row.content,
+            content_sha256=row.content_sha256,
+            tags=tuple(row.tags),
+            tier=Tier(row.tier),
+            pinned=row.pinned,
+            priority=Priority.from_rank(row.priority),
+            created_at=row.created_at,
+        )
+        for row in result
+    ]

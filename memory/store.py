@@ -1,0 +1,590 @@
+"""PostgresMemoryStore: the MemoryAdapter on PostgreSQL (SQLAlchemy 2 async + asyncpg).
+
+Three rules shape every method:
+- CTI-1: the memoryRef is parsed once by memory.refs; reads with a malformed ref return
+  []/None, writes raise InvalidMemoryRef; every statement is scoped by tenant + ref.
+- SR-1: every write of content goes through memory.redaction.write_redacted.
+- TTL: every read filters by memory.rows.live(now), so an expired entry never surfaces.
+Each write and the events describing it commit in one transaction.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import secrets as _random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from memory import tables
+from memory.capacity import evict_over_capacity, lock_tier
+from memory.errors import (
+    ContentTooLarge,
+    DuplicateKey,
+    EntryNotFound,
+    InvalidInput,
+    VersionConflict,
+)
+from memory.event_log import PendingEvent, append_events, read_events
+from memory.redaction import MemorySecretRegistry, write_redacted
+from memory.refs import MemoryRef, parse_memory_ref, try_parse_memory_ref
+from memory.rows import live, scoped, to_host_entry
+from memory.snapshots import (
+    SnapshotItem,
+    create_snapshot,
+    get_snapshot_info,
+    read_snapshot_items,
+)
+from schemas.events import EventRecord, EventType, MemoryLifecycle, MemoryWritten
+from schemas.memory_entry import (
+    MAX_CONTENT_BYTES,
+    MAX_LIST_LIMIT,
+    Attribution,
+    EntryChanges,
+    ForgetRequest,
+    HostMemoryEntry,
+    MemoryEntry,
+    MemoryListOptions,
+    MemoryQuery,
+    NewMemoryEntry,
+    Tier,
+)
+from schemas.snapshot import SnapshotInfo
+
+E = tables.entries
+DEFAULT_LIST_LIMIT = 100
+
+
+def utc_now() -> datetime:
+    now = datetime.now(UTC)
+    return now.replace(microsecond=(now.microsecond // 1000) * 1000)
+
+
+def new_entry_id() -> str:
+    """Sortable, unguessable ids: 48-bit millisecond time + 80 random bits."""
+    return f"m{int(time.time() * 1000):012x}{_random.token_hex(10)}"
+
+
+@dataclass(frozen=True)
+class StoreLimits:
+    max_content_bytes: int = MAX_CONTENT_BYTES
+    # RFC-0015: working and episodic tiers are capped per agent (default 1,000 entries);
+    # semantic memory has no automatic capacity limit.
+    capacity: Mapping[Tier, int] = field(
+        default_factory=lambda: {Tier.WORKING: 1000, Tier.EPISODIC: 1000}
+    )
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class PostgresMemoryStore:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        limits: StoreLimits | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        id_factory: Callable[[], str] = new_entry_id,
+    ) -> None:
+        self.engine = engine
+        self.limits = limits or StoreLimits()
+        self._clock = clock
+        self._new_id = id_factory
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    # ------------------------------------------------------------------ openwop reads
+
+    async def list(
+        self, memory_ref: str, options: MemoryListOptions | None = None
+    ) -> builtins.list[MemoryEntry]:
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None:
+            return []
+        options = options or MemoryListOptions()
+        limit = min(options.limit or DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
+        query = (
+            select(E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.expires_at)
+            .where(scoped(ref), live(self.now()))
+            .order_by(E.c.created_at.desc(), E.c.id.desc())
+            .limit(limit)
+        )
+        if options.tag is not None:
+            query = query.where(E.c.tags.contains([options.tag]))
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return [
+            MemoryEntry(
+                id=row.id,
+                content=row.content,
+                tags=tuple(row.tags),
+                created_at=row.created_at,
+                expires_at=row.expires_at,
+            )
+            for row in rows
+        ]
+
+    async def get(self, memory_ref: str, memory_id: str) -> MemoryEntry | None:
+        entry = await self.get_entry(memory_ref, memory_id)
+        return entry.to_memory_entry() if entry else None
+
+    # ------------------------------------------------------------------ host reads
+
+    async def get_entry(
+        self, memory_ref: str, memory_id: str, *, touch: bool = True
+    ) -> HostMemoryEntry | None:
+        """Read one entry; ``touch`` records the access for LRU eviction."""
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None or not isinstance(memory_id, str) or not memory_id:
+            return None
+        now = self.now()
+        where = (scoped(ref), E.c.id == memory_id, live(now))
+        async with self.engine.begin() as connection:
+            if touch:
+                statement: Any = (
+                    update(E).where(*where).values(last_accessed_at=now).returning(*E.c)
+                )
+            else:
+                statement = select(E).where(*where)
+            row = (await connection.execute(statement)).first()
+        return to_host_entry(row) if row else None
+
+    async def get_by_key(self, memory_ref: str, namespace: str, key: str) -> HostMemoryEntry | None:
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None:
+            return None
+        query = select(E).where(
+            scoped(ref), E.c.namespace == namespace, E.c.key == key, live(self.now())
+        )
+        async with self.engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        return to_host_entry(row) if row else None
+
+    def _query_filter(
+        self, ref: MemoryRef, query: MemoryQuery
+    ) -> builtins.list[ColumnElement[bool]]:
+        clauses = [scoped(ref), live(self.now())]
+        if query.tags_all:
+            clauses.append(E.c.tags.contains(list(query.tags_all)))
+        if query.tags_any:
+            clauses.append(E.c.tags.overlap(list(query.tags_any)))
+        if query.tier is not None:
+            clauses.append(E.c.tier == query.tier.value)
+        if query.namespace is not None:
+            clauses.append(E.c.namespace == query.namespace)
+        if query.pinned is not None:
+            clauses.append(E.c.pinned.is_(query.pinned))
+        if query.subject is not None:
+            clauses.append(E.c.subject == query.subject)
+        return clauses
+
+    async def query(self, memory_ref: str, query: MemoryQuery) -> builtins.list[HostMemoryEntry]:
+        """OpenIntent tag query (tagsAll AND, tagsAny OR), newest first."""
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None:
+            return []
+        statement = (
+            select(E)
+            .where(*self._query_filter(ref, query))
+            .order_by(E.c.created_at.desc(), E.c.id.desc())
+            .limit(query.limit)
+        )
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(statement)).all()
+        return [to_host_entry(row) for row in rows]
+
+    async def count(self, memory_ref: str, query: MemoryQuery | None = None) -> int:
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None:
+            return 0
+        statement = select(func.count()).where(*self._query_filter(ref, query or MemoryQuery()))
+        async with self.engine.connect() as connection:
+            return int((await connection.execute(statement)).scalar_one())
+
+    # ------------------------------------------------------------------ writes
+
+    def _checked_content(self, content: str, registry: MemorySecretRegistry | None) -> str:
+        if "\x00" in content:
+            raise InvalidInput("content", "must not contain NUL characters")
+        limit = self.limits.max_content_bytes
+        size = len(content.encode("utf-8"))
+        if size > limit:
+            raise ContentTooLarge(limit, size)
+        redacted = write_redacted(content, registry)
+        redacted_size = len(redacted.encode("utf-8"))
+        if redacted_size > limit:
+            raise ContentTooLarge(limit, redacted_size)
+        return redacted
+
+    def _check_expiry(self, expires_at: datetime | None, now: datetime) -> None:
+        if expires_at is not None and expires_at <= now:
+            raise InvalidInput("expiresAt", "must be in the future")
+
+    def _new_row(
+        self,
+        ref: MemoryRef,
+        entry: NewMemoryEntry,
+        registry: MemorySecretRegistry | None,
+        attribution: Attribution | None,
+        now: datetime,
+    ) -> dict[str, Any]:
+        if (entry.namespace is None) != (entry.key is None):
+            raise InvalidInput("key", "namespace and key must be given together")
+        self._check_expiry(entry.expires_at, now)
+        content = self._checked_content(entry.content, registry)
+        return {
+            "tenant": ref.tenant,
+            "memory_ref": str(ref),
+            "id": entry.id or self._new_id(),
+            "content": content,
+            "content_sha256": _sha256(content),
+            "tags": list(dict.fromkeys(entry.tags)),
+            "tier": entry.tier.value,
+            "namespace": entry.namespace,
+            "key": entry.key,
+            "version": 1,
+            "pinned": entry.pinned,
+            "priority": entry.priority.rank,
+            "subject": entry.subject,
+            "metadata": entry.metadata,
+            "attribution": attribution.to_wire() if attribution else None,
+            "created_at": now,
+            "updated_at": now,
+            "last_accessed_at": now,
+            "expires_at": entry.expires_at,
+        }
+
+    @staticmethod
+    def _write_events(
+        ref: MemoryRef,
+        row: Mapping[str, Any],
+        event_type: EventType,
+        attribution: Attribution | None,
+        previous_version: int | None = None,
+    ) -> builtins.list[PendingEvent]:
+        tags = tuple(row["tags"])
+        return [
+            PendingEvent(
+                event_type,
+                MemoryLifecycle(
+                    memory_ref=str(ref),
+                    memory_id=row["id"],
+                    tier=Tier(row["tier"]),
+                    namespace=row["namespace"],
+                    key=row["key"],
+                    version=row["version"],
+                    previous_version=previous_version,
+                    tags=tags,
+                ),
+            ),
+            PendingEvent(
+                EventType.MEMORY_WRITTEN,
+                MemoryWritten(
+                    memory_ref=str(ref),
+                    memory_id=row["id"],
+                    node_id=attribution.node_id if attribution else None,
+                    agent_id=attribution.agent_id if attribution else None,
+                    tags=tags,
+                ),
+            ),
+        ]
+
+    async def put(
+        self,
+        memory_ref: str,
+        entry: NewMemoryEntry,
+        *,
+        secrets: MemorySecretRegistry | None = None,
+        attribution: Attribution | None = None,
+    ) -> HostMemoryEntry:
+        (stored,) = await self.put_many(
+            memory_ref, [entry], secrets=secrets, attribution=attribution
+        )
+        return stored
+
+    async def put_many(
+        self,
+        memory_ref: str,
+        entries: Sequence[NewMemoryEntry],
+        *,
+        secrets: MemorySecretRegistry | None = None,
+        attribution: Attribution | None = None,
+    ) -> builtins.list[HostMemoryEntry]:
+        """Insert entries atomically: all of them (with their events) or none."""
+        ref = parse_memory_ref(memory_ref)
+        now = self.now()
+        rows = [self._new_row(ref, entry, secrets, attribution, now) for entry in entries]
+        if not rows:
+            return []
+        ids = [row["id"] for row in rows]
+        if len(set(ids)) != len(ids):
+            raise InvalidInput("id", "must be unique within one batch")
+        pending: builtins.list[PendingEvent] = []
+        for row in rows:
+            pending.extend(self._write_events(ref, row, EventType.MEMORY_CREATED, attribution))
+        capped_tiers = sorted(
+            {Tier(row["tier"]) for row in rows} & set(self.limits.capacity), key=str
+        )
+        async with self.engine.begin() as connection:
+            for tier in capped_tiers:
+                await lock_tier(connection, ref, tier)
+            await self._insert_rows(connection, rows)
+            for tier in capped_tiers:
+                pending.extend(
+                    await evict_over_capacity(
+                        connection, ref, tier, self.limits.capacity[tier], now, ids
+                    )
+                )
+            await append_events(connection, ref, pending, now)
+        return [to_host_entry(_RowView(row)) for row in rows]
+
+    @staticmethod
+    async def _insert_rows(
+        connection: AsyncConnection, rows: builtins.list[dict[str, Any]]
+    ) -> None:
+        try:
+            async with connection.begin_nested():
+                await connection.execute(insert(E), rows)
+        except IntegrityError as error:
+            # Name the field, never the content. The savepoint keeps the outer
+            # transaction usable so the caller's rollback is clean.
+            if "ix_entries_ref_key" in str(error.orig):
+                raise DuplicateKey("key", "(namespace, key)") from None
+            raise DuplicateKey("id", "entry id") from None
+
+    async def update(
+        self,
+        memory_ref: str,
+        memory_id: str,
+        changes: EntryChanges,
+        *,
+        expected_version: int,
+        secrets: MemorySecretRegistry | None = None,
+        attribution: Attribution | None = None,
+    ) -> HostMemoryEntry:
+        """Optimistic-concurrency update: succeeds only at ``expected_version``."""
+        ref = parse_memory_ref(memory_ref)
+        now = self.now()
+        values: dict[str, Any] = {
+            "version": E.c.version + 1,
+            "updated_at": now,
+            "last_accessed_at": now,
+        }
+        if changes.content is not None:
+            content = self._checked_content(changes.content, secrets)
+            values["content"] = content
+            values["content_sha256"] = _sha256(content)
+        if changes.tags is not None:
+            values["tags"] = list(dict.fromkeys(changes.tags))
+        if changes.pinned is not None:
+            values["pinned"] = changes.pinned
+        if changes.priority is not None:
+            values["priority"] = changes.priority.rank
+        if changes.metadata is not None:
+            values["metadata"] = changes.metadata
+        if changes.expires_at is not None:
+            self._check_expiry(changes.expires_at, now)
+            values["expires_at"] = changes.expires_at
+        if attribution is not None:
+            values["attribution"] = attribution.to_wire()
+        where = (scoped(ref), E.c.id == memory_id, live(now))
+        async with self.engine.begin() as connection:
+            row = (
+                await connection.execute(
+                    update(E)
+                    .where(*where, E.c.version == expected_version)
+                    .values(**values)
+                    .returning(*E.c)
+                )
+            ).first()
+            if row is None:
+                current = (
+                    await connection.execute(select(E.c.version).where(*where))
+                ).scalar_one_or_none()
+                if current is None:
+                    raise EntryNotFound(memory_id)
+                raise VersionConflict(memory_id, expected_version, current)
+            await append_events(
+                connection,
+                ref,
+                self._write_events(
+                    ref, dict(row._mapping), EventType.MEMORY_UPDATED, attribution, expected_version
+                ),
+                now,
+            )
+        return to_host_entry(row)
+
+    async def delete(self, memory_ref: str, memory_id: str) -> bool:
+        ref = parse_memory_ref(memory_ref)
+        removed = await self._delete_where(ref, [E.c.id == memory_id], reason="delete")
+        return removed == 1
+
+    async def forget(self, memory_ref: str, request: ForgetRequest) -> int:
+        """Erase from live memory by ids, tag or subject (RFC 0080 retention.forget)."""
+        ref = parse_memory_ref(memory_ref)
+        if not (request.ids or request.tag or request.subject):
+            raise InvalidInput("forget", "give at least one of ids, tag or subject")
+        if request.tenant_wide and (request.ids or request.tag or not request.subject):
+            raise InvalidInput("tenantWide", "applies to a subject forget only")
+        clauses: builtins.list[ColumnElement[bool]] = []
+        if request.ids:
+            clauses.append(E.c.id.in_(list(request.ids)))
+        if request.tag:
+            clauses.append(E.c.tags.contains([request.tag]))
+        if request.subject:
+            clauses.append(E.c.subject == request.subject)
+        return await self._delete_where(
+            ref, clauses, reason="forget", tenant_wide=request.tenant_wide
+        )
+
+    async def _delete_where(
+        self,
+        ref: MemoryRef,
+        clauses: Sequence[ColumnElement[bool]],
+        *,
+        reason: str,
+        tenant_wide: bool = False,
+    ) -> int:
+        scope = (E.c.tenant == ref.tenant) if tenant_wide else scoped(ref)
+        now = self.now()
+        async with self.engine.begin() as connection:
+            removed = (
+                await connection.execute(
+                    delete(E)
+                    .where(scope, *clauses)
+                    .returning(
+                        E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version
+                    )
+                )
+            ).all()
+            await self._record_removals(connection, removed, EventType.MEMORY_DELETED, reason, now)
+        return len(removed)
+
+    @staticmethod
+    async def _record_removals(
+        connection: AsyncConnection,
+        removed: Sequence[Any],
+        event_type: EventType,
+        reason: str,
+        now: datetime,
+    ) -> None:
+        by_ref: dict[str, builtins.list[PendingEvent]] = {}
+        for row in removed:
+            by_ref.setdefault(row.memory_ref, []).append(
+                PendingEvent(
+                    event_type,
+                    MemoryLifecycle(
+                        memory_ref=row.memory_ref,
+                        memory_id=row.id,
+                        tier=Tier(row.tier),
+                        namespace=row.namespace,
+                        key=row.key,
+                        version=row.version,
+                        reason=reason,
+                    ),
+                )
+            )
+        for raw_ref, pending in sorted(by_ref.items()):
+            await append_events(connection, parse_memory_ref(raw_ref), pending, now)
+
+    async def gc_expired(self, memory_ref: str | None = None, *, batch_size: int = 5000) -> int:
+        """Delete rows past expiresAt and record memory.expired for each; returns count.
+
+        Reads never depend on this (they filter by expiry); GC only reclaims space."""
+        ref = parse_memory_ref(memory_ref) if memory_ref is not None else None
+        total = 0
+        while True:
+            now = self.now()
+            victims = select(E.c.memory_ref, E.c.id).where(E.c.expires_at <= now)
+            if ref is not None:
+                victims = victims.where(scoped(ref))
+            victims = victims.limit(batch_size)
+            async with self.engine.begin() as connection:
+                removed = (
+                    await connection.execute(
+                        delete(E)
+                        .where(func.row(E.c.memory_ref, E.c.id).in_(victims))
+                        .returning(
+                            E.c.memory_ref,
+                            E.c.id,
+                            E.c.tier,
+                            E.c.namespace,
+                            E.c.key,
+                            E.c.version,
+                        )
+                    )
+                ).all()
+                await self._record_removals(
+                    connection, removed, EventType.MEMORY_EXPIRED, "ttl", now
+                )
+            total += len(removed)
+            if len(removed) < batch_size:
+                return total
+
+    # ------------------------------------------------------------------ snapshots, events
+
+    async def snapshot(
+        self,
+        memory_ref: str,
+        snapshot_id: str,
+        *,
+        tiers: Sequence[Tier] | None = None,
+        include_distilled: bool = True,
+    ) -> SnapshotInfo:
+        ref = parse_memory_ref(memory_ref)
+        async with self.engine.begin() as connection:
+            return await create_snapshot(
+                connection,
+                ref,
+                snapshot_id,
+                self.now(),
+                tiers=tiers,
+                include_distilled=include_distilled,
+            )
+
+    async def snapshot_info(self, memory_ref: str, snapshot_id: str) -> SnapshotInfo | None:
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None:
+            return None
+        async with self.engine.connect() as connection:
+            return await get_snapshot_info(connection, ref, snapshot_id)
+
+    async def read_snapshot(
+        self, memory_ref: str, snapshot_id: str, *, start: int = 0, limit: int = 1000
+    ) -> builtins.list[SnapshotItem]:
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None:
+            return []
+        async with self.engine.connect() as connection:
+            return await read_snapshot_items(connection, ref, snapshot_id, start=start, limit=limit)
+
+    async def events(
+        self,
+        memory_ref: str,
+        *,
+        after_seq: int = 0,
+        limit: int = 1000,
+        types: Sequence[str] | None = None,
+    ) -> builtins.list[EventRecord]:
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None:
+            return []
+        async with self.engine.connect() as connection:
+            return await read_events(connection, ref, after_seq=after_seq, limit=limit, types=types)
+
+
+class _RowView:
+    """Attribute access over a freshly inserted row dict (same shape as a DB row)."""
+
+    def __init__(self, row: Mapping[str, Any]) -> None:
+        self.__dict__.update(row)

@@ -1,0 +1,101 @@
+"""SQLAlchemy Core table definitions for queries. The schema itself is owned by the
+Alembic migrations in memory/migrations/ (these mirror them; a test checks they agree).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    SmallInteger,
+    Table,
+    Text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+
+metadata = MetaData()
+
+entries = Table(
+    "memory_entries",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("id", Text, primary_key=True),
+    Column("content", Text, nullable=False),
+    Column("content_sha256", Text, nullable=False),
+    Column("tags", ARRAY(Text), nullable=False),
+    Column("tier", Text, nullable=False),
+    Column("namespace", Text),
+    Column("key", Text),
+    Column("version", Integer, nullable=False),
+    Column("pinned", Boolean, nullable=False),
+    Column("priority", SmallInteger, nullable=False),
+    Column("subject", Text),
+    Column("metadata", JSONB, nullable=False),
+    Column("attribution", JSONB),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("last_accessed_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True)),
+    Column("distilled_into", Text),
+    Column("superseded_by", Text),
+    Column("invalidated_at", DateTime(timezone=True)),
+)
+
+ref_heads = Table(
+    "memory_ref_heads",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("last_seq", BigInteger, nullable=False),
+)
+
+events = Table(
+    "memory_events",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("type", Text, nullable=False),
+    Column("payload", JSONB, nullable=False),
+    Column("occurred_at", DateTime(timezone=True), nullable=False),
+    Column("dedupe_key", Text),
+)
+
+snapshots = Table(
+    "memory_snapshots",
+    metadata,
+    Column("snapshot_id", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, nullable=False),
+    Column("as_of", DateTime(timezone=True), nullable=False),
+    Column("entry_count", Integer, nullable=False),
+    Column("checksum", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+snapshot_items = Table(
+    "memory_snapshot_items",
+    metadata,
+    Column(
+        "snapshot_id",
+        Text,
+        ForeignKey("memory_snapshots.snapshot_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("position", Integer, primary_key=True),
+    Column("entry_id", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("content_sha256", Text, nullable=False),
+    Column("tags", ARRAY(Text), nullable=False),
+    Column("tier", Text, nullable=False),
+    Column("pinned", Boolean, nullable=False),
+    Column("priority", SmallInteger, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)

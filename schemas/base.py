@@ -1,0 +1,45 @@
+"""Shared pydantic configuration: camelCase on the wire, snake_case in Python."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+
+def _require_utc_ms(value: datetime) -> datetime:
+    # The wire shape is an ISO-8601 instant with a millisecond floor (openwop TTL
+    # semantics), so we normalise to UTC and drop sub-millisecond digits on the way in:
+    # what a client sends is exactly what the store compares against.
+    if value.tzinfo is None:
+        raise ValueError("must carry a timezone (ISO 8601 with Z or an offset)")
+    value = value.astimezone(UTC)
+    return value.replace(microsecond=(value.microsecond // 1000) * 1000)
+
+
+def _format_instant(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+Instant = Annotated[
+    datetime,
+    AfterValidator(_require_utc_ms),
+    PlainSerializer(_format_instant, return_type=str, when_used="json"),
+]
+
+
+class WireModel(BaseModel):
+    """Base for every wire shape: camelCase aliases, snake_case attributes, strict extras."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+    def to_wire(self) -> dict[str, object]:
+        """The JSON-ready camelCase form, without unset optional fields."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)

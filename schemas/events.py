@@ -1,0 +1,103 @@
+"""Event payloads: openwop run events and OpenIntent memory lifecycle events.
+
+Every payload is content-free: ids, counts, tags, checksums. Entry text never appears
+here, so the event log, Temporal history and the UI can never leak memory content.
+Field sets follow ../shared/spec/openwop-event-shapes.md.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field
+
+from schemas.base import Instant, WireModel
+from schemas.memory_entry import Tier
+
+
+class EventType(StrEnum):
+    MEMORY_WRITTEN = "memory.written"
+    MEMORY_CREATED = "memory.created"
+    MEMORY_UPDATED = "memory.updated"
+    MEMORY_DELETED = "memory.deleted"
+    MEMORY_ARCHIVED = "memory.archived"
+    MEMORY_EVICTED = "memory.evicted"
+    MEMORY_EXPIRED = "memory.expired"
+    MEMORY_COMPACTED = "memory.compacted"
+    WORKSPACE_UPDATED = "workspace.updated"
+    MEMORY_CONSOLIDATED = "agent.memory.consolidated"
+    COMMITMENT_FIRED = "commitment.fired"
+
+
+class MemoryWritten(WireModel):
+    """openwop memory.written (RFC 0057): attribution of one write, identifiers only."""
+
+    memory_ref: str = Field(min_length=1)
+    memory_id: str = Field(min_length=1)
+    node_id: str | None = None
+    agent_id: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+class MemoryLifecycle(WireModel):
+    """OpenIntent RFC-0015 lifecycle event; the value is intentionally excluded."""
+
+    memory_ref: str = Field(min_length=1)
+    memory_id: str = Field(min_length=1)
+    tier: Tier
+    namespace: str | None = None
+    key: str | None = None
+    version: int = Field(ge=1)
+    previous_version: int | None = None
+    tags: tuple[str, ...] = ()
+    reason: str | None = None
+
+
+class Distillation(WireModel):
+    """RFC 0062 sub-object of memory.compacted."""
+
+    token_budget: int = Field(ge=1)
+    tokens_used: int = Field(ge=0)
+    index_updated: bool | None = None
+
+
+class MemoryCompacted(WireModel):
+    memory_ref: str = Field(min_length=1)
+    output_id: str = Field(min_length=1)
+    source_ids: tuple[str, ...] | None = None
+    source_count: int = Field(ge=1)
+    trigger: Literal["host-managed", "client-requested", "both"]
+    byte_size: int = Field(ge=0)
+    distillation: Distillation | None = None
+
+
+class WorkspaceUpdated(WireModel):
+    path: str = Field(min_length=1)
+    version: int = Field(ge=1)
+
+
+class AgentMemoryConsolidated(WireModel):
+    memory_ref: str = Field(min_length=1)
+    input_count: int = Field(ge=0)
+    output_count: int = Field(ge=0)
+    merged_ids: tuple[str, ...] | None = None
+    trigger: Literal["host-managed", "scheduled", "on-demand"] | None = None
+
+
+class CommitmentFired(WireModel):
+    commitment_id: str = Field(min_length=1)
+    memory_ref: str = Field(min_length=1)
+    condition: Literal["time", "predicate"]
+    memory_id: str | None = None
+    enqueued_run_id: str | None = None
+
+
+class EventRecord(WireModel):
+    """One row of the append-only event log: a monotonic seq per memoryRef."""
+
+    memory_ref: str
+    seq: int = Field(ge=1)
+    type: str
+    payload: dict[str, object]
+    occurred_at: Instant

@@ -1,0 +1,150 @@
+"""MemoryEntry and friends: the openwop wire shape plus the richer OpenIntent host entry."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import Field, StringConstraints
+
+from schemas.base import Instant, WireModel
+
+MAX_CONTENT_BYTES = 64 * 1024
+MAX_TAGS = 64
+MAX_LIST_LIMIT = 1000
+
+Tag = Annotated[
+    str, StringConstraints(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]+$")
+]
+EntryId = Annotated[
+    str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+]
+Name = Annotated[
+    str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+]
+
+
+class Tier(StrEnum):
+    """OpenIntent RFC-0015 memory tiers."""
+
+    WORKING = "working"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+
+
+class Priority(StrEnum):
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+    @property
+    def rank(self) -> int:
+        """Stored as a small integer so eviction can ORDER BY it (low evicts first)."""
+        return {"low": 0, "normal": 1, "high": 2}[self.value]
+
+    @classmethod
+    def from_rank(cls, rank: int) -> Priority:
+        return (cls.LOW, cls.NORMAL, cls.HIGH)[rank]
+
+
+class MemoryEntry(WireModel):
+    """openwop MemoryEntry, exactly: {id, content, tags, createdAt, expiresAt?}."""
+
+    id: str = Field(min_length=1)
+    content: str
+    tags: tuple[str, ...] = ()
+    created_at: Instant
+    expires_at: Instant | None = None
+
+
+class MemoryListOptions(WireModel):
+    """openwop MemoryListOptions: {limit?, tag?}. The host bounds limit at MAX_LIST_LIMIT."""
+
+    limit: int | None = Field(default=None, ge=1)
+    tag: Tag | None = None
+
+
+class Attribution(WireModel):
+    """Who caused a write (RFC 0057 memory.written provenance): ids only."""
+
+    agent_id: str | None = Field(default=None, max_length=128)
+    node_id: str | None = Field(default=None, max_length=128)
+    run_id: str | None = Field(default=None, max_length=256)
+
+
+class HostMemoryEntry(MemoryEntry):
+    """The host-side entry: openwop fields plus the OpenIntent RFC-0015 model."""
+
+    tier: Tier
+    namespace: str | None = None
+    key: str | None = None
+    version: int = Field(ge=1)
+    pinned: bool = False
+    priority: Priority = Priority.NORMAL
+    subject: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    attribution: Attribution | None = None
+    updated_at: Instant
+    last_accessed_at: Instant
+    content_sha256: str
+
+    def to_memory_entry(self) -> MemoryEntry:
+        return MemoryEntry(
+            id=self.id,
+            content=self.content,
+            tags=self.tags,
+            created_at=self.created_at,
+            expires_at=self.expires_at,
+        )
+
+
+class NewMemoryEntry(WireModel):
+    """What a host write supplies. The store issues id/version/timestamps."""
+
+    content: str
+    tags: tuple[Tag, ...] = Field(default=(), max_length=MAX_TAGS)
+    tier: Tier = Tier.EPISODIC
+    id: EntryId | None = None
+    namespace: Name | None = None
+    key: Name | None = None
+    pinned: bool = False
+    priority: Priority = Priority.NORMAL
+    subject: Name | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    expires_at: Instant | None = None
+
+
+class EntryChanges(WireModel):
+    """A partial update; unset fields keep their value. Requires the expected version."""
+
+    content: str | None = None
+    tags: tuple[Tag, ...] | None = Field(default=None, max_length=MAX_TAGS)
+    pinned: bool | None = None
+    priority: Priority | None = None
+    metadata: dict[str, Any] | None = None
+    expires_at: Instant | None = None
+
+
+class MemoryQuery(WireModel):
+    """OpenIntent tag query: tagsAll is AND, tagsAny is OR; both may be combined."""
+
+    tags_all: tuple[Tag, ...] = ()
+    tags_any: tuple[Tag, ...] = ()
+    tier: Tier | None = None
+    namespace: Name | None = None
+    pinned: bool | None = None
+    subject: Name | None = None
+    limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
+
+
+class ForgetRequest(WireModel):
+    """Forget (erase from live memory) by ids, by tag, or by subject.
+
+    ``tenant_wide`` widens a subject forget to every memoryRef of the ref's tenant (the
+    RFC 0080 retention "tenant-scoped delete-by-subject"); it never crosses tenants.
+    """
+
+    ids: tuple[EntryId, ...] = ()
+    tag: Tag | None = None
+    subject: Name | None = None
+    tenant_wide: bool = False

@@ -1,0 +1,15 @@
+"""Content-free description of a read snapshot: safe to carry in workflow history."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from schemas.base import Instant, WireModel
+
+
+class SnapshotInfo(WireModel):
+    snapshot_id: str = Field(min_length=1)
+    memory_ref: str
+    entry_count: int = Field(ge=0)
+    checksum: str
+    as_of: Instant

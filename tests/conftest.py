@@ -1,0 +1,72 @@
+"""Session fixtures: one real embedded PostgreSQL for the whole run, a fresh database per
+test cloned from a migrated template (so tests never see each other's rows)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from memory.database import create_engine, migrate
+from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.store import PostgresMemoryStore
+
+TEMPLATE_DB = "memory_template"
+_db_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def state_dir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="agent-memory-tests-") as tmp:
+        yield Path(tmp)
+
+
+@pytest.fixture(scope="session")
+def pg_server(state_dir: Path):  # type: ignore[no-untyped-def]
+    server = start_embedded_postgres(state_dir / "postgres")
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture(scope="session")
+async def template_database(pg_server) -> str:  # type: ignore[no-untyped-def]
+    admin = create_async_engine(asyncpg_url_for(pg_server), isolation_level="AUTOCOMMIT")
+    async with admin.connect() as connection:
+        await connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {TEMPLATE_DB}")
+        await connection.exec_driver_sql(f"CREATE DATABASE {TEMPLATE_DB}")
+    await admin.dispose()
+    engine = create_engine(asyncpg_url_for(pg_server, TEMPLATE_DB), pool_size=1)
+    await migrate(engine)
+    await engine.dispose()
+    return TEMPLATE_DB
+
+
+async def _fresh_database(pg_server, template: str) -> str:  # type: ignore[no-untyped-def]
+    name = f"test_{os.getpid()}_{next(_db_counter)}"
+    admin = create_async_engine(asyncpg_url_for(pg_server), isolation_level="AUTOCOMMIT")
+    async with admin.connect() as connection:
+        await connection.exec_driver_sql(f"CREATE DATABASE {name} TEMPLATE {template}")
+    await admin.dispose()
+    return asyncpg_url_for(pg_server, name)
+
+
+@pytest.fixture
+async def database_url(pg_server, template_database: str) -> str:  # type: ignore[no-untyped-def]
+    return await _fresh_database(pg_server, template_database)
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(database_url, pool_size=4)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+async def store(engine: AsyncEngine) -> PostgresMemoryStore:
+    return PostgresMemoryStore(engine)

@@ -1,0 +1,234 @@
+"""OpenIntent RFC-0015 model: versions, tag queries, pinning, capacity + LRU, limits,
+and the event log."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from memory import tables
+from memory.errors import (
+    CapacityExceeded,
+    ContentTooLarge,
+    DuplicateKey,
+    EntryNotFound,
+    InvalidInput,
+    VersionConflict,
+)
+from memory.store import PostgresMemoryStore, StoreLimits
+from schemas.memory_entry import (
+    MAX_CONTENT_BYTES,
+    Attribution,
+    EntryChanges,
+    MemoryQuery,
+    NewMemoryEntry,
+    Priority,
+    Tier,
+)
+from tests.factories import note, unique_ref
+
+
+async def _count_rows(engine: AsyncEngine, ref: str) -> int:
+    async with engine.connect() as connection:
+        return int(
+            (
+                await connection.execute(
+                    select(func.count()).where(tables.entries.c.memory_ref == ref)
+                )
+            ).scalar_one()
+        )
+
+
+async def test_round_trip_of_the_wire_shape(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    stored = await store.put(ref, note("prefers email follow-up", "preference", "email"))
+    got = await store.get(ref, stored.id)
+    assert got is not None
+    wire = got.to_wire()
+    assert set(wire) == {"id", "content", "tags", "createdAt"}
+    assert wire["content"] == "prefers email follow-up"
+    assert wire["tags"] == ["preference", "email"]
+    assert str(wire["createdAt"]).endswith("Z")
+
+
+async def test_update_requires_the_current_version(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    entry = await store.put(ref, note("v1"))
+    v2 = await store.update(ref, entry.id, EntryChanges(content="v2"), expected_version=1)
+    assert v2.version == 2 and v2.content == "v2"
+    with pytest.raises(VersionConflict) as info:
+        await store.update(ref, entry.id, EntryChanges(content="stale"), expected_version=1)
+    assert info.value.current_version == 2
+    assert "stale" not in str(info.value)
+    current = await store.get(ref, entry.id)
+    assert current is not None and current.content == "v2"
+    with pytest.raises(EntryNotFound):
+        await store.update(ref, "missing", EntryChanges(content="x"), expected_version=1)
+
+
+async def test_namespace_key_is_unique_per_memory_ref(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    await store.put(ref, note("a", namespace="invoices", key="batch-1"))
+    with pytest.raises(DuplicateKey) as info:
+        await store.put(ref, note("b", namespace="invoices", key="batch-1"))
+    assert info.value.field == "key"
+    # Another memoryRef may reuse the key.
+    await store.put(unique_ref(), note("c", namespace="invoices", key="batch-1"))
+    found = await store.get_by_key(ref, "invoices", "batch-1")
+    assert found is not None and found.content == "a"
+    with pytest.raises(InvalidInput, match="namespace and key"):
+        await store.put(ref, note("d", namespace="invoices"))
+
+
+async def test_tag_queries_and_or(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    both = await store.put(ref, note("both", "batch", "invoices"))
+    batch = await store.put(ref, note("batch only", "batch"))
+    await store.put(ref, note("neither", "other"))
+    all_ids = {e.id for e in await store.query(ref, MemoryQuery(tags_all=("batch", "invoices")))}
+    any_ids = {e.id for e in await store.query(ref, MemoryQuery(tags_any=("batch", "invoices")))}
+    assert all_ids == {both.id}
+    assert any_ids == {both.id, batch.id}
+    combined = await store.query(
+        ref, MemoryQuery(tags_all=("batch",), tags_any=("invoices", "zzz"))
+    )
+    assert [e.id for e in combined] == [both.id]
+    assert await store.count(ref, MemoryQuery(tags_any=("batch",))) == 2
+
+
+async def test_capacity_evicts_lru_and_never_pinned(engine: AsyncEngine) -> None:
+    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 3}))
+    ref = unique_ref()
+    pinned = await store.put(ref, note("pinned", tier=Tier.WORKING, pinned=True))
+    old = await store.put(ref, note("old", tier=Tier.WORKING))
+    recent = await store.put(ref, note("recent", tier=Tier.WORKING))
+    await store.get(ref, old.id)  # touching makes `old` recently used
+    await store.get(ref, pinned.id)
+    newest = await store.put(ref, note("newest", tier=Tier.WORKING))
+    remaining = {e.id for e in await store.query(ref, MemoryQuery(tier=Tier.WORKING))}
+    assert remaining == {pinned.id, old.id, newest.id}
+    evicted = [e for e in await store.events(ref) if e.type == "memory.evicted"]
+    assert [e.payload["memoryId"] for e in evicted] == [recent.id]
+    # Semantic memory is not capacity-limited.
+    for i in range(5):
+        await store.put(ref, note(f"fact {i}", tier=Tier.SEMANTIC))
+    assert await store.count(ref, MemoryQuery(tier=Tier.SEMANTIC)) == 5
+
+
+async def test_low_priority_is_evicted_first(engine: AsyncEngine) -> None:
+    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.EPISODIC: 2}))
+    ref = unique_ref()
+    low = await store.put(ref, note("low, recent", priority=Priority.LOW))
+    high = await store.put(ref, note("high", priority=Priority.HIGH))
+    await store.get(ref, low.id)
+    await store.put(ref, note("third"))
+    ids = {e.id for e in await store.query(ref, MemoryQuery())}
+    assert low.id not in ids and high.id in ids
+
+
+async def test_full_of_pinned_entries_rejects_without_partial_write(engine: AsyncEngine) -> None:
+    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 2}))
+    ref = unique_ref()
+    for i in range(2):
+        await store.put(ref, note(f"pin {i}", tier=Tier.WORKING, pinned=True))
+    events_before = len(await store.events(ref))
+    with pytest.raises(CapacityExceeded, match="capacity of 2"):
+        await store.put(ref, note("no room", tier=Tier.WORKING))
+    assert await _count_rows(engine, ref) == 2
+    assert len(await store.events(ref)) == events_before
+
+
+async def test_content_cap_names_the_field_and_limit(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    await store.put(ref, note("x" * MAX_CONTENT_BYTES))  # exactly at the limit is fine
+    with pytest.raises(ContentTooLarge) as info:
+        await store.put(ref, note("é" * (MAX_CONTENT_BYTES // 2 + 1)))
+    message = str(info.value)
+    assert "content" in message and str(MAX_CONTENT_BYTES) in message
+    assert "é" not in message
+    with pytest.raises(InvalidInput, match="content"):
+        await store.put(ref, note("nul\x00byte"))
+
+
+async def test_bad_batch_stores_nothing(engine: AsyncEngine, store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    existing = await store.put(ref, note("keep me", id="fixed"))
+    with pytest.raises(DuplicateKey):
+        await store.put_many(ref, [note("new one"), NewMemoryEntry(id="fixed", content="dup")])
+    with pytest.raises(ContentTooLarge):
+        await store.put_many(ref, [note("fine"), note("y" * (MAX_CONTENT_BYTES + 1))])
+    assert await _count_rows(engine, ref) == 1
+    kept = await store.get(ref, existing.id)
+    assert kept is not None and kept.content == "keep me"
+
+
+async def test_event_log_is_monotonic_content_free_and_append_only(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    ref = unique_ref()
+    entry = await store.put(
+        ref, note("the body text", "t1"), attribution=Attribution(agent_id="agent-1", node_id="n1")
+    )
+    await store.update(ref, entry.id, EntryChanges(tags=("t2",)), expected_version=1)
+    await store.delete(ref, entry.id)
+    events = await store.events(ref)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert [e.type for e in events] == [
+        "memory.created",
+        "memory.written",
+        "memory.updated",
+        "memory.written",
+        "memory.deleted",
+    ]
+    assert events[1].payload == {
+        "memoryRef": ref,
+        "memoryId": entry.id,
+        "nodeId": "n1",
+        "agentId": "agent-1",
+        "tags": ["t1"],
+    }
+    assert events[2].payload["previousVersion"] == 1
+    assert all("the body text" not in str(e.payload) for e in events)
+    async with engine.connect() as connection:
+        with pytest.raises(DBAPIError, match="append-only"):
+            await connection.execute(text("DELETE FROM memory_events"))
+
+
+async def test_concurrent_writers_get_distinct_sequence_numbers(
+    store: PostgresMemoryStore,
+) -> None:
+    import asyncio
+
+    ref = unique_ref()
+    await asyncio.gather(*(store.put(ref, note(f"n{i}")) for i in range(20)))
+    seqs = [e.seq for e in await store.events(ref)]
+    assert seqs == list(range(1, 41))
+
+
+async def test_snapshot_is_fixed_and_idempotent(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    first = await store.put(ref, note("first"))
+    await store.put(ref, note("second"))
+    snap = await store.snapshot(ref, "run-1")
+    assert snap.entry_count == 2
+    await store.put(ref, note("after the snapshot"))
+    await store.update(ref, first.id, EntryChanges(content="edited"), expected_version=1)
+    again = await store.snapshot(ref, "run-1")
+    assert again == snap
+    items = await store.read_snapshot(ref, "run-1")
+    assert [i.content for i in items] == ["first", "second"]
+    # Another tenant cannot read it, even knowing the id.
+    assert await store.read_snapshot("mem://intruder/agent-1", "run-1") == []
+    other = await store.snapshot(ref, "run-2")
+    assert other.entry_count == 3 and other.checksum != snap.checksum
+
+
+async def test_expired_update_and_touch_respect_ttl(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    entry = await store.put(ref, note("soon gone", expires_at=store.now() + timedelta(hours=1)))
+    got = await store.get_entry(ref, entry.id)
+    assert got is not None and got.last_accessed_at >= entry.last_accessed_at

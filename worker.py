@@ -1,0 +1,1 @@
+"""Temporal worker entry point (filled in by the dream runtime)."""
