@@ -61,6 +61,7 @@ async def create_snapshot(
     *,
     tiers: Sequence[Tier] | None = None,
     include_distilled: bool = True,
+    entry_ids: Sequence[str] | None = None,
 ) -> SnapshotInfo:
     claimed = await connection.execute(
         pg_insert(S)
@@ -73,17 +74,16 @@ async def create_snapshot(
             checksum="",
             created_at=now,
         )
-        .on_conflict_do_nothing(index_elements=[S.c.snapshot_id])
+        .on_conflict_do_nothing(index_elements=[S.c.memory_ref, S.c.snapshot_id])
         .returning(S.c.snapshot_id)
     )
     if claimed.first() is None:
         existing = await get_snapshot_info(connection, ref, snapshot_id)
-        if existing is None:
-            # The id exists under another tenant or memoryRef; refuse without saying more.
-            raise ValueError("snapshotId: already used by another memoryRef")
+        assert existing is not None  # same (memory_ref, snapshot_id), same tenant
         return existing
 
     source = select(
+        literal(str(ref)),
         literal(snapshot_id),
         (func.row_number().over(order_by=(E.c.created_at, E.c.id)) - 1),
         E.c.id,
@@ -100,9 +100,12 @@ async def create_snapshot(
         source = source.where(E.c.tier.in_([t.value for t in tiers]))
     if not include_distilled:
         source = source.where(E.c.distilled_into.is_(None))
+    if entry_ids is not None:
+        source = source.where(E.c.id.in_(list(entry_ids)))
     await connection.execute(
         insert(SI).from_select(
             [
+                "memory_ref",
                 "snapshot_id",
                 "position",
                 "entry_id",
@@ -139,12 +142,12 @@ async def create_snapshot(
                     ),
                     "",
                 ),
-            ).where(SI.c.snapshot_id == snapshot_id)
+            ).where(SI.c.memory_ref == str(ref), SI.c.snapshot_id == snapshot_id)
         )
     ).one()
     result = await connection.execute(
         update(S)
-        .where(S.c.snapshot_id == snapshot_id)
+        .where(S.c.memory_ref == str(ref), S.c.snapshot_id == snapshot_id)
         .values(entry_count=digest_row[0], checksum=digest_row[1])
         .returning(S)
     )
@@ -169,12 +172,15 @@ async def get_snapshot_info(
 async def read_snapshot_items(
     connection: AsyncConnection, ref: MemoryRef, snapshot_id: str, *, start: int, limit: int
 ) -> list[SnapshotItem]:
-    owned = select(S.c.snapshot_id).where(
-        S.c.tenant == ref.tenant, S.c.memory_ref == str(ref), S.c.snapshot_id == snapshot_id
-    )
+    # Items are keyed by memory_ref: a snapshot id guessed from another tenant's ref
+    # selects nothing.
     result = await connection.execute(
         select(SI)
-        .where(SI.c.snapshot_id.in_(owned.scalar_subquery()), SI.c.position >= start)
+        .where(
+            SI.c.memory_ref == str(ref),
+            SI.c.snapshot_id == snapshot_id,
+            SI.c.position >= start,
+        )
         .order_by(SI.c.position)
         .limit(limit)
     )

@@ -540,7 +540,9 @@ class PostgresMemoryStore:
         *,
         tiers: Sequence[Tier] | None = None,
         include_distilled: bool = True,
+        entry_ids: Sequence[str] | None = None,
     ) -> SnapshotInfo:
+        """Freeze the live entries (optionally only some tiers or ids) under snapshot_id."""
         ref = parse_memory_ref(memory_ref)
         async with self.engine.begin() as connection:
             return await create_snapshot(
@@ -550,6 +552,7 @@ class PostgresMemoryStore:
                 self.now(),
                 tiers=tiers,
                 include_distilled=include_distilled,
+                entry_ids=entry_ids,
             )
 
     async def snapshot_info(self, memory_ref: str, snapshot_id: str) -> SnapshotInfo | None:

@@ -9,8 +9,9 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
-    ForeignKey,
+    ForeignKeyConstraint,
     Integer,
+    LargeBinary,
     MetaData,
     SmallInteger,
     Table,
@@ -70,9 +71,9 @@ events = Table(
 snapshots = Table(
     "memory_snapshots",
     metadata,
+    Column("memory_ref", Text, primary_key=True),
     Column("snapshot_id", Text, primary_key=True),
     Column("tenant", Text, nullable=False),
-    Column("memory_ref", Text, nullable=False),
     Column("as_of", DateTime(timezone=True), nullable=False),
     Column("entry_count", Integer, nullable=False),
     Column("checksum", Text, nullable=False),
@@ -82,12 +83,8 @@ snapshots = Table(
 snapshot_items = Table(
     "memory_snapshot_items",
     metadata,
-    Column(
-        "snapshot_id",
-        Text,
-        ForeignKey("memory_snapshots.snapshot_id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
+    Column("memory_ref", Text, primary_key=True),
+    Column("snapshot_id", Text, primary_key=True),
     Column("position", Integer, primary_key=True),
     Column("entry_id", Text, nullable=False),
     Column("version", Integer, nullable=False),
@@ -97,5 +94,49 @@ snapshot_items = Table(
     Column("tier", Text, nullable=False),
     Column("pinned", Boolean, nullable=False),
     Column("priority", SmallInteger, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    ForeignKeyConstraint(
+        ["memory_ref", "snapshot_id"],
+        ["memory_snapshots.memory_ref", "memory_snapshots.snapshot_id"],
+        ondelete="CASCADE",
+    ),
+)
+
+archives = Table(
+    "memory_archives",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("checksum", Text, primary_key=True),
+    Column("body", LargeBinary, nullable=False),
+    Column("run_key", Text, nullable=False),
+    Column("output_id", Text, nullable=False),
+    Column("source_count", Integer, nullable=False),
+    Column("token_budget", Integer, nullable=False),
+    Column("tokens_used", Integer, nullable=False),
+    Column("byte_size", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)
+
+distillation_runs = Table(
+    "distillation_runs",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("run_key", Text, primary_key=True),
+    Column("result", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+workspace_files = Table(
+    "workspace_files",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("path", Text, primary_key=True),
+    Column("version", Integer, primary_key=True),
+    Column("body", LargeBinary, nullable=False),
+    Column("sha256", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )

@@ -12,32 +12,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from schemas import events, memory_entry, snapshot
+from schemas.registry import EXPORTED
 
 OUTPUT_DIR = Path(__file__).with_name("json")
-
-EXPORTED: dict[str, type[BaseModel]] = {
-    "memory-entry": memory_entry.MemoryEntry,
-    "memory-list-options": memory_entry.MemoryListOptions,
-    "host-memory-entry": memory_entry.HostMemoryEntry,
-    "new-memory-entry": memory_entry.NewMemoryEntry,
-    "entry-changes": memory_entry.EntryChanges,
-    "memory-query": memory_entry.MemoryQuery,
-    "forget-request": memory_entry.ForgetRequest,
-    "snapshot-info": snapshot.SnapshotInfo,
-    "event-record": events.EventRecord,
-    "event-memory-written": events.MemoryWritten,
-    "event-memory-lifecycle": events.MemoryLifecycle,
-    "event-memory-compacted": events.MemoryCompacted,
-    "event-workspace-updated": events.WorkspaceUpdated,
-    "event-agent-memory-consolidated": events.AgentMemoryConsolidated,
-    "event-commitment-fired": events.CommitmentFired,
-}
-
-
-def register(name: str, model: type[BaseModel]) -> None:
-    """Later packages (workflow inputs/outputs) add their shapes here."""
-    EXPORTED[name] = model
 
 
 def render(model: type[BaseModel]) -> str:

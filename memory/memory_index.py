@@ -1,0 +1,243 @@
+"""MEMORY-INDEX.json: the content-free manifest the next session loads at startup.
+
+It lists archives (checksum, output id, counts), entry counts per tier, a tag histogram
+and the time range of live memory; never entry text. Its size in tokens is part of the
+document and is capped at MEMORY_INDEX_MAX_TOKENS: when a corpus has more archives or
+tags than fit, the oldest archives and rarest tags are left out (and counted as omitted),
+so loading the index costs a known, bounded number of tokens.
+
+Each write is a new monotonic version of the workspace file (RFC 0059) and records
+workspace.updated {path, version}. A human-readable MEMORY-INDEX.md sibling is written
+alongside; the JSON is normative.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import rfc8785
+from sqlalchemy import func, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory import tables
+from memory.event_log import PendingEvent
+from memory.refs import MemoryRef
+from memory.rows import live, scoped
+from memory.tokens import TOKENIZER_NAME, count_tokens
+from schemas.capabilities import MEMORY_INDEX_MAX_TOKENS
+from schemas.events import EventType, WorkspaceUpdated
+
+INDEX_PATH = "MEMORY-INDEX.json"
+INDEX_MD_PATH = "MEMORY-INDEX.md"
+INDEX_FORMAT = "memory-index/1"
+MAX_TAGS = 50
+E = tables.entries
+A = tables.archives
+W = tables.workspace_files
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenFile:
+    path: str
+    version: int
+    sha256: str
+    size_tokens: int
+
+
+def _instant(value: datetime | None) -> str | None:
+    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z") if value else None
+
+
+async def _gather(connection: AsyncConnection, ref: MemoryRef, now: datetime) -> dict[str, Any]:
+    tiers: dict[str, int] = dict(
+        (
+            await connection.execute(
+                select(E.c.tier, func.count()).where(scoped(ref), live(now)).group_by(E.c.tier)
+            )
+        ).all()
+    )
+    span = (
+        await connection.execute(
+            select(func.min(E.c.created_at), func.max(E.c.created_at)).where(scoped(ref), live(now))
+        )
+    ).one()
+    tag = func.unnest(E.c.tags).label("tag")
+    tag_rows = (
+        await connection.execute(
+            select(tag, func.count().label("n"))
+            .where(scoped(ref), live(now))
+            .group_by("tag")
+            .order_by(func.count().desc(), "tag")
+            .limit(MAX_TAGS)
+        )
+    ).all()
+    archives = (
+        await connection.execute(
+            select(
+                A.c.checksum,
+                A.c.output_id,
+                A.c.source_count,
+                A.c.tokens_used,
+                A.c.byte_size,
+                A.c.created_at,
+                A.c.expires_at,
+            )
+            .where(A.c.tenant == ref.tenant, A.c.memory_ref == str(ref), A.c.expires_at > now)
+            .order_by(A.c.created_at.desc(), A.c.checksum)
+        )
+    ).all()
+    return {
+        "entryCounts": {
+            tier: int(tiers.get(tier, 0)) for tier in ("working", "episodic", "semantic")
+        },
+        "timeRange": {"oldest": _instant(span[0]), "newest": _instant(span[1])},
+        "tags": [{"tag": row.tag, "count": int(row.n)} for row in tag_rows],
+        "archives": [
+            {
+                "checksum": row.checksum,
+                "outputId": row.output_id,
+                "sourceCount": row.source_count,
+                "tokensUsed": row.tokens_used,
+                "byteSize": row.byte_size,
+                "createdAt": _instant(row.created_at),
+                "expiresAt": _instant(row.expires_at),
+            }
+            for row in archives
+        ],
+    }
+
+
+def _render(document: dict[str, Any]) -> bytes:
+    return rfc8785.dumps(document)
+
+
+def _with_size(document: dict[str, Any]) -> tuple[bytes, int]:
+    """Set sizeTokens to the token count of the document that contains it (fixpoint)."""
+    size = 0
+    for _ in range(8):
+        document["sizeTokens"] = size
+        body = _render(document)
+        actual = count_tokens(body.decode("utf-8"))
+        if actual == size:
+            return body, size
+        size = actual
+    # Oscillating by a token: settle on the larger figure, which is an honest bound.
+    document["sizeTokens"] = max(size, actual)
+    return _render(document), int(document["sizeTokens"])
+
+
+def build_index_document(ref: MemoryRef, facts: dict[str, Any]) -> tuple[bytes, int]:
+    archives = list(facts["archives"])
+    tags = list(facts["tags"])
+    omitted = {"archives": 0, "tags": 0}
+    while True:
+        document = {
+            "indexFormat": INDEX_FORMAT,
+            "memoryRef": str(ref),
+            "tokenizer": TOKENIZER_NAME,
+            "maxSizeTokens": MEMORY_INDEX_MAX_TOKENS,
+            "entryCounts": facts["entryCounts"],
+            "timeRange": facts["timeRange"],
+            "archiveCount": len(facts["archives"]),
+            "archives": archives,
+            "tags": tags,
+            "omitted": dict(omitted),
+        }
+        body, size = _with_size(document)
+        if size <= MEMORY_INDEX_MAX_TOKENS or not (archives or tags):
+            return body, size
+        # Drop what a new session needs least: the rarest tags, then the oldest archives.
+        if len(tags) > 10:
+            tags.pop()
+            omitted["tags"] += 1
+        elif archives:
+            archives.pop()
+            omitted["archives"] += 1
+        else:
+            tags.pop()
+            omitted["tags"] += 1
+
+
+def render_markdown(document: dict[str, Any]) -> bytes:
+    lines = [
+        f"# Memory index for {document['memoryRef']}",
+        "",
+        f"- entries: {document['entryCounts']}",
+        f"- time range: {document['timeRange']['oldest']} .. {document['timeRange']['newest']}",
+        f"- archives: {document['archiveCount']} (index size {document['sizeTokens']} tokens)",
+        "",
+        "| archive | sources | tokens | created |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| `{a['checksum'][:16]}` | {a['sourceCount']} | {a['tokensUsed']} | {a['createdAt']} |"
+        for a in document["archives"]
+    ]
+    lines += ["", "Top tags: " + ", ".join(f"{t['tag']} ({t['count']})" for t in document["tags"])]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+async def _next_version(connection: AsyncConnection, ref: MemoryRef, path: str) -> int:
+    current = (
+        await connection.execute(
+            select(func.max(W.c.version)).where(W.c.memory_ref == str(ref), W.c.path == path)
+        )
+    ).scalar()
+    return int(current or 0) + 1
+
+
+async def write_workspace_file(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    path: str,
+    body: bytes,
+    now: datetime,
+    size_tokens: int,
+) -> tuple[WrittenFile, PendingEvent]:
+    version = await _next_version(connection, ref, path)
+    sha = hashlib.sha256(body).hexdigest()
+    await connection.execute(
+        insert(W).values(
+            tenant=ref.tenant,
+            memory_ref=str(ref),
+            path=path,
+            version=version,
+            body=body,
+            sha256=sha,
+            created_at=now,
+        )
+    )
+    event = PendingEvent(EventType.WORKSPACE_UPDATED, WorkspaceUpdated(path=path, version=version))
+    return WrittenFile(path, version, sha, size_tokens), event
+
+
+async def refresh_index(
+    connection: AsyncConnection, ref: MemoryRef, now: datetime
+) -> tuple[WrittenFile, list[PendingEvent]]:
+    """Write new versions of MEMORY-INDEX.json and .md; caller commits and logs events."""
+    body, size = build_index_document(ref, await _gather(connection, ref, now))
+    written, json_event = await write_workspace_file(connection, ref, INDEX_PATH, body, now, size)
+    markdown = render_markdown(json.loads(body))
+    _, md_event = await write_workspace_file(
+        connection, ref, INDEX_MD_PATH, markdown, now, count_tokens(markdown.decode("utf-8"))
+    )
+    return written, [json_event, md_event]
+
+
+async def read_workspace_file(
+    connection: AsyncConnection, ref: MemoryRef, path: str, version: int | None = None
+) -> tuple[int, bytes] | None:
+    query = select(W.c.version, W.c.body).where(
+        W.c.tenant == ref.tenant, W.c.memory_ref == str(ref), W.c.path == path
+    )
+    query = (
+        query.where(W.c.version == version)
+        if version is not None
+        else query.order_by(W.c.version.desc()).limit(1)
+    )
+    row = (await connection.execute(query)).first()
+    return (int(row.version), bytes(row.body)) if row else None

@@ -1,0 +1,26 @@
+"""What this host advertises for distillation (RFC 0062 §A). One place, so the
+workflows' clamp, the archive retention and the discovery document agree."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from memory.tokens import TOKENIZER_NAME
+
+# Largest per-run budget we honour; absent budgets default to it (RFC 0062 §B.2).
+MAX_TOKEN_BUDGET = 100_000
+# How long an archive stays addressable before garbage collection.
+ARCHIVE_RETENTION = timedelta(days=30)
+ARCHIVE_RETENTION_ISO = "P30D"
+# MEMORY-INDEX.json is loaded at every session start; its size is capped so that cost
+# is bounded and known (Claude Code, for comparison, loads at most 25 KB of its index).
+MEMORY_INDEX_MAX_TOKENS = 2_000
+
+DISTILLATION_CAPABILITY = {
+    "supported": True,
+    "maxTokenBudget": MAX_TOKEN_BUDGET,
+    "scheduled": True,
+    "indexEmitted": True,
+    "tokenizerName": TOKENIZER_NAME,
+    "archiveRetention": ARCHIVE_RETENTION_ISO,
+}
