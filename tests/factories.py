@@ -20,7 +20,7 @@ def unique_ref(tenant: str | None = None, agent: str = "agent-1") -> str:
 
 def note(content: str, *tags: str, tier: Tier = Tier.EPISODIC, **extra: object) -> NewMemoryEntry:
     WRITTEN_TEXTS.add(content)
-    return NewMemoryEntry(content=content, tags=tags, tier=tier, **extra)  # type: ignore[arg-type]
+    return NewMemoryEntry(content=content, tags=tags, tier=tier, **extra)
 
 
 def canary() -> str:

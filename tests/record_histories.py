@@ -14,10 +14,11 @@ import asyncio
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from memory.redaction import StaticSecretVault
 from sqlalchemy.ext.asyncio import create_async_engine
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -71,7 +72,12 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
     for name, (run, arg, workflow_id) in runs.items():
         if name == "dream":
             await store.put(REF, NewMemoryEntry(content="Renewal quote sent on Tuesday."))
-        handle = await client.start_workflow(run, arg, id=workflow_id, task_queue=task_queue)  # type: ignore[arg-type]
+        handle: WorkflowHandle[Any, Any] = await client.start_workflow(
+            run,  # type: ignore[arg-type]
+            arg,
+            id=workflow_id,
+            task_queue=task_queue,
+        )
         await handle.result()
         histories[f"{name}.json"] = (await handle.fetch_history()).to_json()
     return histories

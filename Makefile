@@ -1,0 +1,41 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: setup demo test lint format typecheck schemas bench histories clean
+
+setup:
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e '.[test]'
+	touch $(VENV)/.test-extras-installed
+
+demo:
+	./quickstart.sh
+
+test:
+	./run-tests.sh
+
+lint:
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
+
+format:
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+typecheck:
+	$(VENV)/bin/mypy .
+
+schemas:
+	$(PY) -m schemas.export
+
+histories:
+	$(PY) -m tests.record_histories
+
+bench:
+	$(PY) -m benchmarks.adapter_bench
+	$(PY) -m benchmarks.distillation_bench
+
+clean:
+	rm -rf .pytest_cache .mypy_cache .ruff_cache

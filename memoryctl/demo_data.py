@@ -1,0 +1,117 @@
+"""A realistic demo memory: two tenants' agents, duplicated notes, pinned facts and
+registered BYOK secrets (some of them sitting in legacy entries written before the
+secret was registered, which is what SR-1 carry-forward in the dream must catch)."""
+
+from __future__ import annotations
+
+import json
+import random
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory.redaction import MemorySecretRegistry
+
+from memory.store import PostgresMemoryStore
+from schemas.memory_entry import NewMemoryEntry, Priority, Tier
+
+
+@dataclass(frozen=True)
+class DemoTenant:
+    memory_ref: str
+    persona: str
+    entries_per_run: int
+
+
+TENANTS = (
+    DemoTenant("mem://acme/support-agent", "support", 180),
+    DemoTenant("mem://globex/sales-agent", "sales", 120),
+)
+
+_PEOPLE = ["Dana", "Ravi", "Mei", "Jonas", "Aisha", "Tomás", "Priya", "Lena", "Omar", "Kenji"]
+_COMPANIES = ["Northwind", "Contoso", "Fabrikam", "Initech", "Umbrella", "Hooli", "Vandelay"]
+_TEMPLATES = {
+    "support": [
+        ("{p} from {c} prefers email follow-ups over phone calls.", ["preference", "contact"]),
+        ("{c} reported that invoice exports time out after 30 seconds.", ["bug", "billing"]),
+        ("Escalated {c}'s SSO outage to the platform team; {p} is the contact.", ["incident"]),
+        ("{p} asked to be reminded on Friday about the renewal quote for {c}.", ["commitment"]),
+        ("{c} is on the enterprise plan with a 99.9% uptime SLA.", ["account", "sla"]),
+        ("Follow up with {p} when the refund for {c} clears.", ["commitment", "billing"]),
+        ("{p} at {c} found the new dashboard confusing; wants a walkthrough.", ["feedback"]),
+        ("Weekly support sync moved to Thursdays at 10:00.", ["meeting"]),
+    ],
+    "sales": [
+        ("{p} at {c} is evaluating us against two competitors this quarter.", ["pipeline"]),
+        ("{c}'s budget cycle closes in March; {p} signs off on tooling.", ["account"]),
+        ("Sent {p} the security questionnaire for {c}.", ["security", "pipeline"]),
+        ("{p} wants a demo of the audit log features before the {c} renewal.", ["demo"]),
+        ("Pricing call with {c} went well; {p} asked for a 3-year quote.", ["pricing"]),
+        ("Remind me Monday to send {p} the {c} case study.", ["commitment"]),
+    ],
+}
+_LEGACY_SECRET_NOTE = (
+    "Temporary API credential for the {c} sandbox: {secret} (rotate after the demo)."
+)
+
+
+def load_or_create_secrets(path: Path) -> dict[str, dict[str, str]]:
+    """The BYOK vault file the worker reads (AGENT_MEMORY_SECRETS_FILE)."""
+    if path.exists():
+        loaded: dict[str, dict[str, str]] = json.loads(path.read_text())
+        return loaded
+    vault = {
+        "acme": {"stripe-sandbox-key": "sk_test_" + secrets.token_hex(12)},
+        "globex": {"crm-api-token": "crm_" + secrets.token_hex(14)},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(vault, indent=2))
+    path.chmod(0o600)
+    return vault
+
+
+def _notes(tenant: DemoTenant, rng: random.Random) -> list[NewMemoryEntry]:
+    templates = _TEMPLATES[tenant.persona]
+    entries: list[NewMemoryEntry] = []
+    while len(entries) < tenant.entries_per_run:
+        template, tags = rng.choice(templates)
+        text = template.format(p=rng.choice(_PEOPLE), c=rng.choice(_COMPANIES))
+        repeats = 3 if rng.random() < 0.08 else 1  # agents re-learn the same fact
+        for _ in range(repeats):
+            entries.append(
+                NewMemoryEntry(
+                    content=text,
+                    tags=tuple(tags),
+                    tier=Tier.EPISODIC if rng.random() < 0.7 else Tier.WORKING,
+                    pinned=rng.random() < 0.01,
+                    priority=Priority.HIGH if "commitment" in tags else Priority.NORMAL,
+                )
+            )
+    return entries[: tenant.entries_per_run]
+
+
+async def seed_demo_memory(
+    store: PostgresMemoryStore, vault: dict[str, dict[str, str]], run_number: int
+) -> dict[str, int]:
+    """Add one day's worth of memory per tenant; returns entries written per ref."""
+    rng = random.Random(run_number)
+    written: dict[str, int] = {}
+    for tenant in TENANTS:
+        tenant_name = tenant.memory_ref.split("/")[2]
+        registry = MemorySecretRegistry(f"seed-{run_number}")
+        for secret_id, value in vault.get(tenant_name, {}).items():
+            registry.register(secret_id, value)
+        entries = _notes(tenant, rng)
+        stored = await store.put_many(tenant.memory_ref, entries, secrets=registry)
+        # A legacy note written before its secret was registered: stored as plaintext,
+        # so only the dream's SR-1 carry-forward keeps it out of the archive.
+        for secret_id, value in vault.get(tenant_name, {}).items():
+            legacy = _LEGACY_SECRET_NOTE.format(c=rng.choice(_COMPANIES), secret=value)
+            await store.put(
+                tenant.memory_ref,
+                NewMemoryEntry(
+                    content=legacy, tags=("credentials",), metadata={"secretId": secret_id}
+                ),
+            )
+        written[tenant.memory_ref] = len(stored) + len(vault.get(tenant_name, {}))
+    return written

