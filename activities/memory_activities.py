@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 
-from memory.redaction import SecretVault, registry_for_tenant
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -18,6 +17,7 @@ from memory.distillation import distill_snapshot
 from memory.distiller import Distiller, TokenBudgetExceeded
 from memory.errors import InvalidInput
 from memory.memory_index import INDEX_PATH, read_workspace_file
+from memory.redaction import SecretVault, registry_for_tenant
 from memory.refs import parse_memory_ref
 from memory.retention import collect_garbage
 from memory.store import PostgresMemoryStore
@@ -76,7 +76,7 @@ class MemoryActivities:
     async def distill(self, request: DistillRequest) -> DistillationResult:
         info = activity.info()
         tenant = parse_memory_ref(request.memory_ref).tenant
-        registry = registry_for_tenant(self.vault, tenant, info.workflow_run_id)
+        registry = registry_for_tenant(self.vault, tenant, info.workflow_run_id or info.activity_id)
         try:
             async with heartbeating() as progress:
                 return await distill_snapshot(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 import rfc8785
 
@@ -31,7 +32,7 @@ class Archive:
 def build_archive(
     memory_ref: str, token_budget: int, outcome: DistillationOutcome, distiller: str
 ) -> Archive:
-    document = {
+    document: dict[str, Any] = {
         "archiveFormat": ARCHIVE_FORMAT,
         "memoryRef": memory_ref,
         "distiller": distiller,

@@ -40,17 +40,22 @@ MemoryRefOption = Annotated[
 ]
 
 
+def _error(message: str) -> None:
+    # markup=False: messages quote grammar like mem://<tenant>/<agent>[/<scope>].
+    errors.print(f"error: {message}", markup=False, style="red")
+
+
 def _run(action: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine; turn input errors into exit status 2 with the field named."""
     try:
         return asyncio.run(action())  # type: ignore[arg-type]
     except InvalidInput as error:
-        errors.print(f"[red]error[/red]: {error}")
+        _error(str(error))
         raise typer.Exit(2) from None
     except ValidationError as error:
         for problem in error.errors():
             field = ".".join(str(part) for part in problem["loc"]) or "input"
-            errors.print(f"[red]error[/red]: {field}: {problem['msg']}")
+            _error(f"{field}: {problem['msg']}")
         raise typer.Exit(2) from None
 
 
@@ -60,7 +65,7 @@ def _checked_ref(memory_ref: str) -> str:
     try:
         return str(parse_memory_ref(memory_ref))
     except InvalidInput as error:
-        errors.print(f"[red]error[/red]: {error}")
+        _error(str(error))
         raise typer.Exit(2) from None
 
 

@@ -16,7 +16,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from memory.redaction import StaticSecretVault
 from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -24,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from memory.database import create_engine, migrate
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.redaction import StaticSecretVault
 from memory.store import PostgresMemoryStore
 from runtime import search_attributes
 from runtime.binaries import temporal_cli

@@ -325,7 +325,7 @@ def test_worker_settings_match_the_stack(services):
     env = _env(services["worker"])
     server_name, _ = _only(services, SERVER_IMAGE)
     _, namespace = _service_by_mode(services, "namespace")
-    parsed = settings.Settings(**env)
+    parsed = settings.Settings.model_validate(env)
 
     assert _host_port(parsed.temporal_address) == (server_name, TEMPORAL_GRPC_PORT)
     assert parsed.temporal_namespace == _env(namespace)["TEMPORAL_NAMESPACE"] == "default"
@@ -345,7 +345,7 @@ def test_worker_database_url_points_at_the_memory_database(services):
     assert database_name not in {"temporal", "temporal_visibility"}
     assert (url.username, url.password) == (db_env["POSTGRES_USER"], db_env["POSTGRES_PASSWORD"])
     assert (url.port or POSTGRES_PORT) == POSTGRES_PORT
-    assert _depends_on(services["worker"]).get(url.hostname) == "service_healthy"
+    assert _depends_on(services["worker"]).get(url.hostname or "") == "service_healthy"
 
 
 def test_worker_secrets_file_lives_on_a_volume(services, compose):

@@ -1,0 +1,72 @@
+"""README command #1, run as CI does (--exit-after-run), twice over one state dir: the
+second run finds yesterday's memory and writes the next index version."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _run_quickstart(state_dir: Path, port: int, ui_port: int) -> str:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DATABASE_URL", "TEMPORAL_ADDRESS")
+    }
+    env.update(
+        AGENT_MEMORY_STATE_DIR=str(state_dir),
+        # The suite already installed the project into this interpreter's venv.
+        VENV=sys.prefix,
+        QUICKSTART_SKIP_INSTALL="1",
+        COLUMNS="200",
+    )
+    completed = subprocess.run(
+        [
+            "bash",
+            str(ROOT / "quickstart.sh"),
+            "--exit-after-run",
+            "--temporal-port",
+            str(port),
+            "--ui-port",
+            str(ui_port),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return completed.stdout
+
+
+@pytest.mark.slow
+def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
+    port, ui_port = _free_port(), _free_port()
+    first = _run_quickstart(tmp_path, port, ui_port)
+    assert "memory.compacted" in first
+    assert '"trigger": "host-managed"' in first
+    assert "archive checksum: " in first
+    assert "MEMORY-INDEX.json v1" in first
+    assert "registered secrets in the distilled entry: none" in first
+    link = f"Temporal UI: http://localhost:{ui_port}/namespaces/default/workflows/dream-acme-support-agent-"
+    assert link in first
+    assert "Stopped the worker and the Temporal dev server." in first
+    assert (tmp_path / "postgres").is_dir() and (tmp_path / "secrets.json").exists()
+
+    second = _run_quickstart(tmp_path, port, ui_port)
+    assert "MEMORY-INDEX.json v2" in second
+    assert "2 archives" in second

@@ -1,0 +1,80 @@
+"""worker.py as users run it: configured from the environment, serving dreams, and
+stopping cleanly on SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from memory.store import PostgresMemoryStore
+from schemas.workflow_io import DreamInput
+from tests.factories import note, unique_ref
+from workflows.dream import DreamWorkflow
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def _wait_for(process: subprocess.Popen[str], text: str, seconds: float = 30) -> str:
+    seen = ""
+    assert process.stdout is not None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while loop.time() < deadline:
+        line = await asyncio.to_thread(process.stdout.readline)
+        seen += line
+        if text in line:
+            return seen
+        if not line and process.poll() is not None:
+            break
+    raise AssertionError(f"worker never logged {text!r}:\n{seen}")
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+async def test_worker_serves_dreams_and_stops_cleanly(
+    temporal_env: WorkflowEnvironment,
+    database_url: str,
+    store: PostgresMemoryStore,
+    tmp_path: Path,
+    stop_signal: signal.Signals,
+) -> None:
+    task_queue = f"proc-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+        "TEMPORAL_NAMESPACE": "default",
+        "AGENT_MEMORY_TASK_QUEUE": task_queue,
+        "DATABASE_URL": database_url,
+        "AGENT_MEMORY_SECRETS_FILE": str(tmp_path / "secrets.json"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "worker.py")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        await _wait_for(process, f"polling task queue '{task_queue}'")
+        ref = unique_ref()
+        await store.put_many(ref, [note(f"worker process note {i}") for i in range(5)])
+        result = await temporal_env.client.execute_workflow(
+            DreamWorkflow.run,
+            DreamInput(memory_ref=ref),
+            id=f"dream-{uuid.uuid4().hex[:8]}",
+            task_queue=task_queue,
+        )
+        assert result.status == "completed"
+        process.send_signal(stop_signal)
+        await _wait_for(process, "worker stopped", seconds=30)
+        assert await asyncio.to_thread(process.wait, 30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
