@@ -18,13 +18,13 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
-from memory.redaction import FileSecretVault, SecretVault
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.memory_activities import MemoryActivities
 from memory.database import create_engine, database_url_from_env, migrate
 from memory.embedded import default_data_dir
+from memory.redaction import FileSecretVault, SecretVault
 from memory.store import PostgresMemoryStore
 from runtime.client import connect
 from runtime.settings import Settings

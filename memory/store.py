@@ -447,6 +447,17 @@ class PostgresMemoryStore:
             ref, clauses, reason="forget", tenant_wide=request.tenant_wide
         )
 
+    async def archive_working_memory(self, memory_ref: str) -> int:
+        """Task end (RFC-0015 §2.1): record memory.archived for every working-tier entry
+        of the ref and clear them. Events carry ids and versions, not values."""
+        ref = parse_memory_ref(memory_ref)
+        return await self._delete_where(
+            ref,
+            [E.c.tier == Tier.WORKING.value],
+            reason="task-complete",
+            event_type=EventType.MEMORY_ARCHIVED,
+        )
+
     async def _delete_where(
         self,
         ref: MemoryRef,
@@ -454,6 +465,7 @@ class PostgresMemoryStore:
         *,
         reason: str,
         tenant_wide: bool = False,
+        event_type: EventType = EventType.MEMORY_DELETED,
     ) -> int:
         scope = (E.c.tenant == ref.tenant) if tenant_wide else scoped(ref)
         now = self.now()
@@ -467,7 +479,7 @@ class PostgresMemoryStore:
                     )
                 )
             ).all()
-            await self._record_removals(connection, removed, EventType.MEMORY_DELETED, reason, now)
+            await self._record_removals(connection, removed, event_type, reason, now)
         return len(removed)
 
     @staticmethod

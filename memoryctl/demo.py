@@ -12,7 +12,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory.redaction import FileSecretVault
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -21,6 +20,7 @@ from temporalio.client import Client, ScheduleActionExecutionStartWorkflow
 from memory.database import create_engine, migrate
 from memory.embedded import asyncpg_url_for, default_data_dir, start_embedded_postgres
 from memory.memory_index import INDEX_PATH, read_workspace_file
+from memory.redaction import FileSecretVault
 from memory.refs import parse_memory_ref
 from memory.store import PostgresMemoryStore
 from memoryctl.demo_data import TENANTS, load_or_create_secrets, seed_demo_memory

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.redaction import MemorySecretRegistry
-
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import NewMemoryEntry, Priority, Tier
 

@@ -11,13 +11,13 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from memory.redaction import StaticSecretVault
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from memory.database import create_engine, migrate
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.redaction import StaticSecretVault
 from memory.store import PostgresMemoryStore
 from runtime import search_attributes
 from runtime.binaries import temporal_cli

@@ -9,8 +9,6 @@ import json
 import jsonschema
 import pytest
 import rfc8785
-from memory.redaction import MemorySecretRegistry
-from memory.tokens import count_tokens
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -18,8 +16,10 @@ from memory import tables
 from memory.distillation import distill_snapshot
 from memory.distiller import TokenBudgetExceeded
 from memory.memory_index import INDEX_MD_PATH, INDEX_PATH, read_workspace_file
+from memory.redaction import MemorySecretRegistry
 from memory.refs import parse_memory_ref
 from memory.store import PostgresMemoryStore
+from memory.tokens import count_tokens
 from schemas import export
 from schemas.capabilities import MEMORY_INDEX_MAX_TOKENS
 from schemas.memory_entry import NewMemoryEntry, Tier
@@ -305,3 +305,32 @@ async def test_recursive_distillation_of_earlier_outputs(store: PostgresMemorySt
     output = await store.get(ref, result.output_id or "")
     assert output is not None and "Customer 1 prefers" not in output.content
     assert "[REDACTED:k]" in output.content
+
+
+async def test_archives_are_immutable_and_collected_after_retention(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    from datetime import timedelta
+
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    from memory.retention import collect_garbage
+    from schemas.capabilities import ARCHIVE_RETENTION
+
+    ref = unique_ref()
+    await _seed(store, ref, n=3)
+    result = await _distill(store, ref, budget=5_000)
+    async with engine.connect() as connection:
+        with pytest.raises(DBAPIError, match="immutable"):
+            await connection.execute(text("UPDATE memory_archives SET body = 'x'"))
+    assert (await collect_garbage(store, ref)).expired_archives == 0
+
+    later = store.now() + ARCHIVE_RETENTION + timedelta(milliseconds=1)
+    aged = PostgresMemoryStore(engine, clock=lambda: later)
+    report = await collect_garbage(aged, ref)
+    assert report.expired_archives == 1 and report.old_snapshots >= 1
+    counts = await _table_counts(engine, ref)
+    assert counts["archives"] == 0
+    # The distilled entry itself is long-term memory and stays readable.
+    assert await store.get(ref, result.output_id or "") is not None

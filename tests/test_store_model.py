@@ -232,3 +232,16 @@ async def test_expired_update_and_touch_respect_ttl(store: PostgresMemoryStore) 
     entry = await store.put(ref, note("soon gone", expires_at=store.now() + timedelta(hours=1)))
     got = await store.get_entry(ref, entry.id)
     assert got is not None and got.last_accessed_at >= entry.last_accessed_at
+
+
+async def test_working_memory_is_archived_at_task_end(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    working = await store.put(ref, note("scratch: batch 3 of 7 done", tier=Tier.WORKING))
+    kept = await store.put(ref, note("lesson learned", tier=Tier.EPISODIC))
+    assert await store.archive_working_memory(ref) == 1
+    assert await store.get(ref, working.id) is None
+    assert await store.get(ref, kept.id) is not None
+    archived = [e for e in await store.events(ref) if e.type == "memory.archived"]
+    assert [e.payload["memoryId"] for e in archived] == [working.id]
+    assert archived[0].payload["reason"] == "task-complete"
+    assert "scratch" not in str(archived[0].payload)

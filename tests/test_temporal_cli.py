@@ -12,9 +12,9 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from memory.redaction import StaticSecretVault
 from temporalio.testing import WorkflowEnvironment
 
+from memory.redaction import StaticSecretVault
 from memory.store import PostgresMemoryStore
 from runtime.binaries import temporal_cli
 from runtime.settings import Settings
