@@ -11,9 +11,12 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from memory.redaction import MemorySecretRegistry
 from memory.tokens import count_tokens
+
+T = TypeVar("T")
 
 WORDS = [
     "customer",
@@ -54,8 +57,8 @@ def naive(text: str, secrets: dict[str, str]) -> str:
     return text
 
 
-def timed(function: Callable[[], object], runs: int) -> tuple[float, object]:
-    samples, result = [], None
+def timed(function: Callable[[], T], runs: int) -> tuple[float, T]:
+    samples = []
     for _ in range(runs):
         start = time.perf_counter()
         result = function()
@@ -74,7 +77,6 @@ def main() -> None:
 
     ours, ours_out = timed(lambda: registry.redact(text), 5)
     base, base_out = timed(lambda: naive(text, secrets), 3)
-    assert isinstance(ours_out, str) and isinstance(base_out, str)
     for output in (ours_out, base_out):
         assert not any(value in output for value in secrets.values()), "a secret survived"
     tokens_time, tokens = timed(lambda: count_tokens(text), 3)
