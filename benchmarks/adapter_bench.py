@@ -1,0 +1,781 @@
+"""Store adapter latency and throughput at 10k and 100k entries in ONE memoryRef.
+
+    python -m benchmarks.adapter_bench [--sizes 10000,100000] [--quick] [--json PATH]
+
+Starts an embedded PostgreSQL in a temporary directory (or uses the server named by
+DATABASE_URL), and for each size creates a fresh database, migrates it, loads N
+realistic entries through ``put_many`` in batches of 1,000, then measures the store's
+single-client latency (p50/p99 over many sequential samples) for put, put_many(100),
+get, list, tag queries and count. In the same run it measures a raw asyncpg floor for
+get and for a single insert, and prints store/raw for both.
+
+Entries use Tier.SEMANTIC: the working and episodic tiers are capped at 1,000 entries per
+memoryRef (StoreLimits.capacity), so only the uncapped semantic tier can hold 10k/100k
+entries in one ref. Results also go to benchmarks/results/adapter.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import math
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from memory.database import create_engine, database_url_from_env, migrate
+from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.store import PostgresMemoryStore
+from schemas.memory_entry import MemoryListOptions, MemoryQuery, NewMemoryEntry, Tier
+
+RESULTS_DIR = Path(__file__).with_name("results")
+DEFAULT_SIZES = (10_000, 100_000)
+LOAD_BATCH = 1_000
+TIER = Tier.SEMANTIC  # uncapped; working/episodic stop at 1,000 entries per memoryRef
+
+# ---------------------------------------------------------------------- workload
+
+
+PEOPLE = [
+    "Priya",
+    "Marcus",
+    "Elena",
+    "Tomás",
+    "Aiko",
+    "Jordan",
+    "Fatima",
+    "Liam",
+    "Sofia",
+    "Chen Wei",
+    "Noah",
+    "Amara",
+]
+COMPANIES = [
+    "Acme Corp",
+    "Globex",
+    "Initech",
+    "Umbrella Health",
+    "Stark Logistics",
+    "Wayne Analytics",
+    "Hooli",
+    "Vandelay Imports",
+    "Northwind",
+    "Contoso",
+]
+TOPICS = [
+    "the Q3 renewal",
+    "the onboarding flow",
+    "the SSO rollout",
+    "the data-retention policy",
+    "a disputed invoice",
+    "the new pricing page",
+    "API rate limits",
+    "the migration to PostgreSQL 17",
+    "the weekly status report",
+    "the mobile beta",
+    "the security questionnaire",
+    "the churn dashboard",
+    "the EU data-residency request",
+]
+PREFERENCES = [
+    "short bullet-point summaries over long prose",
+    "to be contacted by email rather than Slack",
+    "meetings after 10:00 CET and never on Fridays",
+    "metric units in every report",
+    "answers that cite the source document",
+    "Python examples over JavaScript",
+    "not to be copied on billing threads",
+    "a written agenda at least a day before any call",
+    "dates in ISO 8601 format",
+    "that drafts are shared as Google Docs, not attachments",
+]
+TOOLS = ["Jira", "Linear", "Salesforce", "HubSpot", "Zendesk", "Notion", "Snowflake", "Datadog"]
+PURPOSES = ["ticketing", "the sales pipeline", "support", "internal docs", "analytics", "alerting"]
+MONTHS = ["January", "March", "June", "September", "October", "December"]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+DECISIONS = [
+    "ship behind a feature flag first",
+    "postpone until the audit is done",
+    "offer a 10% discount for a two-year term",
+    "escalate to the account executive",
+    "keep the current plan and revisit next quarter",
+    "split the work into two milestones",
+]
+ACTIONS = [
+    "send the revised quote",
+    "share the architecture diagram",
+    "book a follow-up call",
+    "update the runbook",
+    "confirm the contract dates",
+    "file the bug with repro steps",
+    "draft the customer FAQ",
+]
+FOLLOW_UPS = [
+    "This came up again in the last support ticket.",
+    "Confirmed twice, most recently by {person}.",
+    "Worth double-checking before the next renewal conversation with {company}.",
+    "{person} mentioned it is a hard requirement, not a nice-to-have.",
+    "Related: {topic} is still open on their side.",
+    "Source: call notes from {day}.",
+    "If this changes, update the account plan for {company}.",
+    "The previous owner of this was {person}, who moved to another team.",
+    "They asked us not to raise {topic} until the budget is approved.",
+]
+
+KIND_TAGS = ["preference", "fact", "meeting"]
+# ~50 tags; the order is the popularity rank for the skewed (Zipf-like) distribution.
+TAG_VOCABULARY = [
+    "customer",
+    "billing",
+    "product",
+    "support",
+    "sales",
+    "engineering",
+    "security",
+    "onboarding",
+    "renewal",
+    "roadmap",
+    "pricing",
+    "contract",
+    "action-item",
+    "decision",
+    "follow-up",
+    "escalation",
+    "integration",
+    "api",
+    "compliance",
+    "legal",
+    "finance",
+    "marketing",
+    "partner",
+    "feedback",
+    "bug",
+    "feature-request",
+    "infra",
+    "database",
+    "mobile",
+    "web",
+    "analytics",
+    "hiring",
+    "travel",
+    "schedule",
+    "contacts",
+    "vendor",
+    "procurement",
+    "gdpr",
+    "sso",
+    "okr",
+    "retro",
+    "incident",
+    "migration",
+    "pilot",
+    "beta",
+    "training",
+    "docs",
+    "design",
+    "research",
+    "archive",
+]
+_ZIPF_WEIGHTS = [1.0 / (rank + 1) ** 1.1 for rank in range(len(TAG_VOCABULARY))]
+
+
+def _fill(template: str, rng: random.Random) -> str:
+    return template.format(
+        person=rng.choice(PEOPLE),
+        person2=rng.choice(PEOPLE),
+        company=rng.choice(COMPANIES),
+        topic=rng.choice(TOPICS),
+        pref=rng.choice(PREFERENCES),
+        tool=rng.choice(TOOLS),
+        purpose=rng.choice(PURPOSES),
+        month=rng.choice(MONTHS),
+        day=rng.choice(DAYS),
+        decision=rng.choice(DECISIONS),
+        action=rng.choice(ACTIONS),
+        seats=rng.choice([12, 25, 40, 150, 600, 2400]),
+        date=f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+    )
+
+
+OPENERS = {
+    "preference": [
+        "{person} prefers {pref}.",
+        "User preference: {pref}.",
+        "{person} from {company} prefers {pref}.",
+    ],
+    "fact": [
+        "{company}'s fiscal year ends in {month}.",
+        "{company} uses {tool} for {purpose}.",
+        "{person} is the main contact for {topic} at {company}.",
+        "{company} has {seats} seats on the enterprise plan.",
+        "The staging environment for {company} is reset every {day}.",
+    ],
+    "meeting": [
+        "Meeting with {person} ({company}) on {date}: discussed {topic}.",
+        "Notes from the {day} sync with {company}: {topic} took most of the hour.",
+        "Call on {date} with {person} and {person2} about {topic}.",
+    ],
+}
+MEETING_TAILS = [
+    "Decision: {decision}.",
+    "Action item: {person2} to {action} by {day}.",
+    "Open question: who owns {topic} after the reorg?",
+]
+
+
+def memory_text(kind: str, rng: random.Random) -> str:
+    """Plausible agent-memory text of 80-600 characters (skewed towards short)."""
+    target = int(rng.triangular(80, 600, 160))
+    parts = [_fill(rng.choice(OPENERS[kind]), rng)]
+    length = len(parts[0])
+    while length < target:
+        pool = MEETING_TAILS + FOLLOW_UPS if kind == "meeting" else FOLLOW_UPS
+        sentence = _fill(rng.choice(pool), rng)
+        parts.append(sentence)
+        length += len(sentence) + 1
+    text = " ".join(parts)
+    if len(text) > target:
+        cut = text.rfind(" ", 0, target)
+        text = text[: cut if cut >= 60 else target].rstrip(" ,.:;") + "."
+    return text
+
+
+def memory_tags(kind: str, rng: random.Random) -> tuple[str, ...]:
+    """1-4 tags: usually the kind tag, plus tags drawn from the skewed vocabulary."""
+    want = rng.choices([1, 2, 3, 4], weights=[3, 4, 2, 1])[0]
+    tags: list[str] = [kind] if rng.random() < 0.7 else []
+    while len(tags) < want:
+        tag = rng.choices(TAG_VOCABULARY, weights=_ZIPF_WEIGHTS)[0]
+        if tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
+
+
+def new_entry(rng: random.Random) -> NewMemoryEntry:
+    kind = rng.choices(KIND_TAGS, weights=[3, 4, 3])[0]
+    return NewMemoryEntry(content=memory_text(kind, rng), tags=memory_tags(kind, rng), tier=TIER)
+
+
+def query_tags(count: int, rng: random.Random) -> tuple[str, ...]:
+    """Distinct tags picked like users pick them: popular tags more often."""
+    vocabulary = KIND_TAGS + TAG_VOCABULARY
+    weights = [1.0, 1.0, 1.0, *_ZIPF_WEIGHTS]
+    tags: list[str] = []
+    while len(tags) < count:
+        tag = rng.choices(vocabulary, weights=weights)[0]
+        if tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
+
+
+# ---------------------------------------------------------------------- measuring
+
+
+@dataclass(frozen=True)
+class Samples:
+    quick: bool
+
+    def n(self, default: int, quick: int) -> int:
+        return quick if self.quick else default
+
+
+@dataclass
+class Stat:
+    name: str
+    seconds: list[float]
+    note: str = ""
+    per: int = 1  # items per sample (put_many batches)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def p50_ms(self) -> float:
+        return percentile(self.seconds, 50) * 1000
+
+    @property
+    def p99_ms(self) -> float:
+        return percentile(self.seconds, 99) * 1000
+
+    @property
+    def mean_ms(self) -> float:
+        return statistics.fmean(self.seconds) * 1000
+
+    def to_json(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "samples": len(self.seconds),
+            "p50_ms": round(self.p50_ms, 4),
+            "p99_ms": round(self.p99_ms, 4),
+            "mean_ms": round(self.mean_ms, 4),
+        }
+        if self.per > 1:
+            result["items_per_sample"] = self.per
+            result["p50_ms_per_item"] = round(self.p50_ms / self.per, 4)
+            result["p99_ms_per_item"] = round(self.p99_ms / self.per, 4)
+        if self.note:
+            result["note"] = self.note
+        result.update(self.extra)
+        return result
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(pct / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+Op = Callable[[int], Awaitable[object]]
+
+
+async def measure(op: Op, samples: int, warmup: int = 10) -> list[float]:
+    for i in range(warmup):
+        await op(-1 - i)
+    timings: list[float] = []
+    for i in range(samples):
+        start = time.perf_counter()
+        await op(i)
+        timings.append(time.perf_counter() - start)
+    return timings
+
+
+async def measure_pair(a: Op, b: Op, samples: int, warmup: int = 10) -> tuple[list[float], ...]:
+    """Interleave two operations (alternating which goes first) so drift hits both."""
+    for i in range(warmup):
+        await a(-1 - i)
+        await b(-1 - i)
+    ta: list[float] = []
+    tb: list[float] = []
+    for i in range(samples):
+        order = ((a, ta), (b, tb)) if i % 2 == 0 else ((b, tb), (a, ta))
+        for op, timings in order:
+            start = time.perf_counter()
+            await op(i)
+            timings.append(time.perf_counter() - start)
+    return ta, tb
+
+
+# ---------------------------------------------------------------------- database
+
+
+@dataclass
+class Server:
+    base_url: URL
+    source: str
+
+
+@asynccontextmanager
+async def bench_server() -> AsyncIterator[Server]:
+    """DATABASE_URL's server if set, else an embedded PostgreSQL in a temp dir."""
+    if os.environ.get("DATABASE_URL"):
+        yield Server(make_url(database_url_from_env()), "DATABASE_URL")
+        return
+    with tempfile.TemporaryDirectory(prefix="adapter-bench-") as tmp:
+        server = start_embedded_postgres(Path(tmp) / "postgres")
+        try:
+            yield Server(make_url(asyncpg_url_for(server)), "embedded PostgreSQL (temp dir)")
+        finally:
+            server.cleanup()
+
+
+@asynccontextmanager
+async def fresh_database(server: Server, label: str) -> AsyncIterator[URL]:
+    name = f"adapter_bench_{label}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    admin = create_async_engine(server.base_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as connection:
+            await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        try:
+            yield server.base_url.set(database=name)
+        finally:
+            async with admin.connect() as connection:
+                await connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.dispose()
+
+
+async def raw_connect(url: URL) -> asyncpg.Connection:
+    """A plain asyncpg connection (no SQLAlchemy, no pool) to the same database."""
+    query = {key: value if isinstance(value, str) else value[0] for key, value in url.query.items()}
+    port = url.port or (int(query["port"]) if "port" in query else None)
+    return await asyncpg.connect(
+        user=url.username,
+        password=url.password,
+        database=url.database,
+        host=query.get("host") or url.host,
+        port=port,
+    )
+
+
+async def server_info(url: URL) -> dict[str, str]:
+    connection = await raw_connect(url)
+    try:
+        info = {"server_version": await connection.fetchval("SHOW server_version")}
+        for setting in ("shared_buffers", "fsync", "synchronous_commit", "work_mem"):
+            info[setting] = await connection.fetchval(f"SHOW {setting}")
+        return info
+    finally:
+        await connection.close()
+
+
+# ---------------------------------------------------------------------- the run
+
+RAW_GET = "SELECT * FROM memory_entries WHERE memory_ref = $1 AND id = $2"
+RAW_GET_TOUCH = (
+    "UPDATE memory_entries SET last_accessed_at = $3 WHERE memory_ref = $1 AND id = $2 RETURNING *"
+)
+RAW_HEAD = (
+    "INSERT INTO memory_ref_heads (memory_ref, tenant, last_seq) VALUES ($1, $2, $3)"
+    " ON CONFLICT (memory_ref) DO UPDATE SET last_seq = memory_ref_heads.last_seq + $3"
+    " RETURNING last_seq"
+)
+RAW_EVENT = (
+    "INSERT INTO memory_events (memory_ref, seq, tenant, type, payload, occurred_at)"
+    " VALUES ($1, $2, $3, $4, $5::jsonb, $6)"
+)
+RAW_INSERT = (
+    "INSERT INTO memory_entries (tenant, memory_ref, id, content, content_sha256, tags, tier,"
+    " version, pinned, priority, metadata, created_at, updated_at, last_accessed_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6::text[], $7, 1, false, 1, '{}'::jsonb, $8, $8, $8)"
+)
+
+
+async def load(
+    store: PostgresMemoryStore, ref: str, size: int, rng: random.Random
+) -> tuple[list[str], dict[str, Any]]:
+    ids: list[str] = []
+    batch_times: list[float] = []
+    content_chars = 0
+    for start in range(0, size, LOAD_BATCH):
+        batch = [new_entry(rng) for _ in range(min(LOAD_BATCH, size - start))]
+        content_chars += sum(len(entry.content) for entry in batch)
+        began = time.perf_counter()
+        stored = await store.put_many(ref, batch)
+        batch_times.append(time.perf_counter() - began)
+        ids.extend(entry.id for entry in stored)
+    total = sum(batch_times)
+    return ids, {
+        "entries": size,
+        "batch_size": LOAD_BATCH,
+        "seconds": round(total, 3),
+        "entries_per_s": round(size / total, 1),
+        "batch_p50_ms": round(percentile(batch_times, 50) * 1000, 2),
+        "batch_p99_ms": round(percentile(batch_times, 99) * 1000, 2),
+        "mean_content_chars": round(content_chars / size, 1),
+    }
+
+
+async def run_size(
+    server: Server, size: int, samples: Samples, rng: random.Random
+) -> dict[str, Any]:
+    ref = f"mem://bench/agent-{size}/main"
+    tenant = "bench"
+    async with fresh_database(server, str(size)) as url:
+        engine = create_engine(url.render_as_string(hide_password=False), pool_size=4)
+        # Diagnostic only: the same store on an engine without pool_pre_ping.
+        no_ping = create_async_engine(url, pool_size=4, pool_pre_ping=False)
+        raw = await raw_connect(url)
+        try:
+            await migrate(engine)
+            store = PostgresMemoryStore(engine)
+            ids, load_stats = await load(store, ref, size, rng)
+            # Steady state: what autovacuum/autoanalyze would reach shortly after a bulk load.
+            await raw.execute("VACUUM (ANALYZE) memory_entries")
+            await raw.execute("VACUUM (ANALYZE) memory_events")
+            stats = await measure_ops(
+                store, PostgresMemoryStore(no_ping), raw, ref, tenant, ids, samples, rng
+            )
+            final_count = await store.count(ref)
+        finally:
+            await raw.close()
+            await engine.dispose()
+            await no_ping.dispose()
+    ops = {stat.name: stat.to_json() for stat in stats}
+    by_name = {stat.name: stat for stat in stats}
+    ratios = {
+        "get": round(by_name["get"].p50_ms / by_name["raw get (SELECT)"].p50_ms, 2),
+        "put": round(by_name["put (single)"].p50_ms / by_name["raw insert (single)"].p50_ms, 2),
+    }
+    return {
+        "size": size,
+        "memory_ref": ref,
+        "tier": TIER.value,
+        "load": load_stats,
+        "entries_after_run": final_count,
+        "ops": ops,
+        "ratios_p50_store_over_raw": ratios,
+        "_stats": stats,
+    }
+
+
+async def measure_ops(
+    store: PostgresMemoryStore,
+    store_no_ping: PostgresMemoryStore,
+    raw: asyncpg.Connection,
+    ref: str,
+    tenant: str,
+    ids: list[str],
+    samples: Samples,
+    rng: random.Random,
+) -> list[Stat]:
+    stats: list[Stat] = []
+
+    # --- reads: get vs the raw floor, interleaved
+    n_get = samples.n(1000, 100)
+    get_ids = [rng.choice(ids) for _ in range(n_get + 20)]
+
+    async def store_get(i: int) -> object:
+        found = await store.get(ref, get_ids[i])
+        assert found is not None
+        return found
+
+    async def raw_get(i: int) -> object:
+        row = await raw.fetchrow(RAW_GET, ref, get_ids[i])
+        assert row is not None
+        return row
+
+    t_store, t_raw = await measure_pair(store_get, raw_get, n_get)
+    stats.append(Stat("get", t_store, "random id; UPDATE..RETURNING (LRU touch) + commit"))
+    stats.append(Stat("raw get (SELECT)", t_raw, "plain asyncpg, prepared, autocommit"))
+
+    # --- get diagnostics: where does the store/raw gap come from?
+    n_diag = samples.n(500, 50)
+
+    async def store_get_no_touch(i: int) -> object:
+        return await store.get_entry(ref, get_ids[i], touch=False)
+
+    async def store_get_no_touch_no_ping(i: int) -> object:
+        return await store_no_ping.get_entry(ref, get_ids[i], touch=False)
+
+    async def raw_get_touch(i: int) -> object:
+        return await raw.fetchrow(RAW_GET_TOUCH, ref, get_ids[i], datetime.now(UTC))
+
+    stats.append(
+        Stat("get_entry(touch=False)", await measure(store_get_no_touch, n_diag), "diagnostic")
+    )
+    stats.append(
+        Stat(
+            "  ... engine w/o pre_ping",
+            await measure(store_get_no_touch_no_ping, n_diag),
+            "diagnostic",
+        )
+    )
+    stats.append(Stat("raw get+touch (UPDATE)", await measure(raw_get_touch, n_diag), "diagnostic"))
+
+    # --- list / tag queries / count
+    n_list = samples.n(300, 30)
+
+    async def list_100(i: int) -> object:
+        return await store.list(ref, MemoryListOptions(limit=100))
+
+    stats.append(Stat("list(limit=100)", await measure(list_100, n_list), "newest first"))
+
+    for label, kind, width in (("query AND (2 tags)", "all", 2), ("query OR (3 tags)", "any", 3)):
+        tag_sets = [query_tags(width, rng) for _ in range(n_list + 20)]
+        hits: list[int] = []
+
+        async def tag_query(
+            i: int, kind: str = kind, tag_sets: list[Any] = tag_sets, hits: list[int] = hits
+        ) -> object:
+            tags = tag_sets[i]
+            query = (
+                MemoryQuery(tags_all=tags, limit=100)
+                if kind == "all"
+                else MemoryQuery(tags_any=tags, limit=100)
+            )
+            found = await store.query(ref, query)
+            if i >= 0:
+                hits.append(len(found))
+            return found
+
+        timings = await measure(tag_query, n_list)
+        stats.append(
+            Stat(
+                label,
+                timings,
+                f"limit=100, mean {statistics.fmean(hits):.0f} rows, "
+                f"{sum(1 for h in hits if h == 0)} empty",
+                extra={
+                    "mean_rows": round(statistics.fmean(hits), 1),
+                    "empty_results": sum(1 for h in hits if h == 0),
+                },
+            )
+        )
+
+    async def count(i: int) -> object:
+        return await store.count(ref)
+
+    stats.append(Stat("count", await measure(count, samples.n(100, 20), warmup=3), "whole ref"))
+
+    # --- writes: single put vs raw single insert, interleaved
+    n_put = samples.n(300, 30)
+    put_entries = [new_entry(rng) for _ in range(n_put + 20)]
+    raw_entries = [new_entry(rng) for _ in range(n_put + 20)]
+
+    async def store_put(i: int) -> object:
+        return await store.put(ref, put_entries[i])
+
+    def raw_row(entry: NewMemoryEntry, entry_id: str, now: datetime) -> tuple[Any, ...]:
+        sha = hashlib.sha256(entry.content.encode()).hexdigest()
+        return (tenant, ref, entry_id, entry.content, sha, list(entry.tags), TIER.value, now)
+
+    async def raw_insert(i: int) -> object:
+        entry = raw_entries[i]
+        return await raw.execute(
+            RAW_INSERT, *raw_row(entry, f"raw{uuid.uuid4().hex}", datetime.now(UTC))
+        )
+
+    async def raw_put_tx(i: int) -> object:
+        """What put does, in plain asyncpg: entry + sequence head + 2 events, one tx."""
+        entry = raw_entries[i % len(raw_entries)]
+        entry_id = f"rawtx{uuid.uuid4().hex}"
+        now = datetime.now(UTC)
+        payload = json.dumps(
+            {"memoryRef": ref, "memoryId": entry_id, "tier": TIER.value, "tags": entry.tags}
+        )
+        async with raw.transaction():
+            await raw.execute(RAW_INSERT, *raw_row(entry, entry_id, now))
+            last = await raw.fetchval(RAW_HEAD, ref, tenant, 2)
+            await raw.executemany(
+                RAW_EVENT,
+                [
+                    (ref, last - 1, tenant, "memory.created", payload, now),
+                    (ref, last, tenant, "memory.written", payload, now),
+                ],
+            )
+        return last
+
+    t_put, t_raw_insert = await measure_pair(store_put, raw_insert, n_put)
+    stats.append(Stat("put (single)", t_put, "entry + 2 events + seq head, one tx"))
+    stats.append(Stat("raw insert (single)", t_raw_insert, "plain asyncpg, row only, autocommit"))
+    stats.append(
+        Stat("raw put-equivalent tx", await measure(raw_put_tx, n_diag), "diagnostic: same SQL")
+    )
+
+    n_batches = samples.n(50, 5)
+    batches = [[new_entry(rng) for _ in range(100)] for _ in range(n_batches + 3)]
+
+    async def put_many_100(i: int) -> object:
+        return await store.put_many(ref, batches[i])
+
+    stats.append(Stat("put_many(100)", await measure(put_many_100, n_batches, warmup=3), per=100))
+    return stats
+
+
+# ---------------------------------------------------------------------- output
+
+
+def print_size(result: dict[str, Any]) -> None:
+    load_stats = result["load"]
+    print()
+    print(
+        f"== N={result['size']:,} entries in one memoryRef ({result['memory_ref']}, "
+        f"tier={result['tier']}) =="
+    )
+    print(
+        f"load: {load_stats['entries']:,} entries via put_many({load_stats['batch_size']:,}) "
+        f"in {load_stats['seconds']:.2f} s -> {load_stats['entries_per_s']:,.0f} entries/s "
+        f"(batch p50 {load_stats['batch_p50_ms']:.0f} ms, p99 {load_stats['batch_p99_ms']:.0f} ms;"
+        f" mean content {load_stats['mean_content_chars']:.0f} chars)"
+    )
+    header = f"{'operation':<28}{'samples':>8}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}  note"
+    print(header)
+    print("-" * len(header))
+    for stat in result["_stats"]:
+        print(
+            f"{stat.name:<28}{len(stat.seconds):>8}{stat.p50_ms:>10.3f}{stat.p99_ms:>10.3f}"
+            f"{stat.mean_ms:>10.3f}  {stat.note}"
+        )
+        if stat.per > 1:
+            print(
+                f"{'  ... per entry':<28}{'':>8}{stat.p50_ms / stat.per:>10.3f}"
+                f"{stat.p99_ms / stat.per:>10.3f}{stat.mean_ms / stat.per:>10.3f}"
+                f"  {stat.per / (stat.mean_ms / 1000):,.0f} entries/s"
+            )
+    ratios = result["ratios_p50_store_over_raw"]
+    print(
+        f"store/raw at p50: get {ratios['get']:.2f}x, put {ratios['put']:.2f}x "
+        f"(entries after run: {result['entries_after_run']:,})"
+    )
+
+
+def parse_sizes(text: str) -> tuple[int, ...]:
+    sizes = tuple(int(part.replace("_", "")) for part in text.split(",") if part.strip())
+    if not sizes or any(size < 100 for size in sizes):
+        raise argparse.ArgumentTypeError("sizes must be integers >= 100")
+    return sizes
+
+
+async def run(sizes: Sequence[int], quick: bool, json_path: Path, seed: int) -> None:
+    samples = Samples(quick)
+    rng = random.Random(seed)
+    started = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    async with bench_server() as server:
+        async with fresh_database(server, "info") as url:
+            info = await server_info(url)
+        print(
+            f"adapter bench: {server.source}, PostgreSQL {info['server_version']} "
+            f"(shared_buffers={info['shared_buffers']}, fsync={info['fsync']}, "
+            f"synchronous_commit={info['synchronous_commit']}); "
+            f"Python {platform.python_version()}, {os.cpu_count()} CPUs"
+        )
+        print(
+            f"single client, sequential; tier={TIER.value} (working/episodic are capped at "
+            "1,000 per memoryRef); times include pydantic models and SQLAlchemy"
+        )
+        for size in sizes:
+            result = await run_size(server, size, samples, rng)
+            print_size(result)
+            results.append(result)
+    elapsed = time.perf_counter() - started
+    print(f"\ntotal {elapsed:.1f} s")
+    document = {
+        "benchmark": "adapter_bench",
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "quick": quick,
+        "seed": seed,
+        "server": {"source": server.source, **info},
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "total_seconds": round(elapsed, 1),
+        "sizes": [{k: v for k, v in result.items() if k != "_stats"} for result in results],
+    }
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"results: {json_path}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", type=parse_sizes, default=None, help="e.g. 10000,100000")
+    parser.add_argument("--quick", action="store_true", help="size 1000, few samples (smoke)")
+    parser.add_argument("--json", type=Path, default=None, help="where to write the results")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    # platformdirs (via embedded-postgres) warns when XDG_RUNTIME_DIR is unset; not ours.
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
+    sizes = args.sizes or ((1_000,) if args.quick else DEFAULT_SIZES)
+    json_path = args.json or RESULTS_DIR / ("adapter-quick.json" if args.quick else "adapter.json")
+    asyncio.run(run(sizes, args.quick, json_path, args.seed))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
