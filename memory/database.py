@@ -31,7 +31,11 @@ def create_engine(url: str | None = None, *, pool_size: int = 10) -> AsyncEngine
         url or database_url_from_env(),
         pool_size=pool_size,
         max_overflow=pool_size,
-        pool_pre_ping=True,
+        # No pre-ping: it costs a round trip on every checkout (~0.1 ms, 10% of a get).
+        # A connection that died while pooled fails its statement instead, and every
+        # store call runs inside a Temporal activity whose retry policy reconnects.
+        pool_pre_ping=False,
+        pool_recycle=1800,
     )
 
 

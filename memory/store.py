@@ -148,14 +148,29 @@ class PostgresMemoryStore:
         if ref is None or not isinstance(memory_id, str) or not memory_id:
             return None
         now = self.now()
-        where = (scoped(ref), E.c.id == memory_id, live(now))
+        hit = select(E).where(scoped(ref), E.c.id == memory_id, live(now))
+        capped = [tier.value for tier in self.limits.capacity]
+        if not touch or not capped:
+            async with self.engine.connect() as connection:
+                row = (await connection.execute(hit)).first()
+            return to_host_entry(row) if row else None
+        # One round trip: read the entry and, only for capacity-limited tiers (the only
+        # ones LRU eviction reads), record the access in a data-modifying CTE. Touching
+        # uncapped semantic entries would turn every read into an index-wide write.
+        found = hit.cte("hit")
+        touched = (
+            update(E)
+            .where(
+                E.c.memory_ref == found.c.memory_ref,
+                E.c.id == found.c.id,
+                found.c.tier.in_(capped),
+            )
+            .values(last_accessed_at=now)
+            .returning(E.c.id)
+            .cte("touched")
+        )
+        statement = select(found).add_cte(touched)
         async with self.engine.begin() as connection:
-            if touch:
-                statement: Any = (
-                    update(E).where(*where).values(last_accessed_at=now).returning(*E.c)
-                )
-            else:
-                statement = select(E).where(*where)
             row = (await connection.execute(statement)).first()
         return to_host_entry(row) if row else None
 
