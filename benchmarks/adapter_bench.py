@@ -26,23 +26,21 @@ import platform
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import asyncpg
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from memory.database import create_engine, database_url_from_env, migrate
-from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from benchmarks.common import Server, bench_server, fresh_database
+from memory.database import create_engine, migrate
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import MemoryListOptions, MemoryQuery, NewMemoryEntry, Tier
 
@@ -374,42 +372,6 @@ async def measure_pair(a: Op, b: Op, samples: int, warmup: int = 10) -> tuple[li
 # ---------------------------------------------------------------------- database
 
 
-@dataclass
-class Server:
-    base_url: URL
-    source: str
-
-
-@asynccontextmanager
-async def bench_server() -> AsyncIterator[Server]:
-    """DATABASE_URL's server if set, else an embedded PostgreSQL in a temp dir."""
-    if os.environ.get("DATABASE_URL"):
-        yield Server(make_url(database_url_from_env()), "DATABASE_URL")
-        return
-    with tempfile.TemporaryDirectory(prefix="adapter-bench-") as tmp:
-        server = start_embedded_postgres(Path(tmp) / "postgres")
-        try:
-            yield Server(make_url(asyncpg_url_for(server)), "embedded PostgreSQL (temp dir)")
-        finally:
-            server.cleanup()
-
-
-@asynccontextmanager
-async def fresh_database(server: Server, label: str) -> AsyncIterator[URL]:
-    name = f"adapter_bench_{label}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    admin = create_async_engine(server.base_url, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as connection:
-            await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        try:
-            yield server.base_url.set(database=name)
-        finally:
-            async with admin.connect() as connection:
-                await connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.dispose()
-
-
 async def raw_connect(url: URL) -> asyncpg.Connection:
     """A plain asyncpg connection (no SQLAlchemy, no pool) to the same database."""
     query = {key: value if isinstance(value, str) else value[0] for key, value in url.query.items()}
@@ -486,7 +448,7 @@ async def run_size(
 ) -> dict[str, Any]:
     ref = f"mem://bench/agent-{size}/main"
     tenant = "bench"
-    async with fresh_database(server, str(size)) as url:
+    async with fresh_database(server, f"adapter_bench_{size}") as url:
         engine = create_engine(url.render_as_string(hide_password=False), pool_size=4)
         # Diagnostic only: the same store on an engine without pool_pre_ping.
         no_ping = create_async_engine(url, pool_size=4, pool_pre_ping=False)
@@ -727,8 +689,8 @@ async def run(sizes: Sequence[int], quick: bool, json_path: Path, seed: int) -> 
     rng = random.Random(seed)
     started = time.perf_counter()
     results: list[dict[str, Any]] = []
-    async with bench_server() as server:
-        async with fresh_database(server, "info") as url:
+    async with bench_server("adapter-bench") as server:
+        async with fresh_database(server, "adapter_bench_info") as url:
             info = await server_info(url)
         print(
             f"adapter bench: {server.source}, PostgreSQL {info['server_version']} "

@@ -33,44 +33,39 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import binascii
 import json
 import os
 import platform
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select, text
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
+from benchmarks.common import bench_server, fresh_database
 from memory import tables
-from memory.database import create_engine, database_url_from_env, migrate
+from memory.database import create_engine, migrate
 from memory.distillation import PAGE
 from memory.distiller import ExtractiveDistiller, SourceText, TokenBudgetExceeded
-from memory.embedded import asyncpg_url_for, start_embedded_postgres
 from memory.redaction import StaticSecretVault, registry_for_tenant, write_redacted
 from memory.snapshots import SnapshotItem
 from memory.store import PostgresMemoryStore, StoreLimits
 from memory.tokens import count_tokens, count_tokens_batch, get_encoding
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
+from runtime.history_audit import searchable_text
 from runtime.settings import Settings
 from schemas.capabilities import MAX_TOKEN_BUDGET
 from schemas.memory_entry import NewMemoryEntry, Priority, Tier
@@ -323,42 +318,6 @@ def build_corpus(size: int, secrets: dict[str, str], rng: random.Random) -> Corp
 # ---------------------------------------------------------------------- infrastructure
 
 
-@dataclass
-class Server:
-    base_url: URL
-    source: str
-
-
-@asynccontextmanager
-async def bench_server() -> AsyncIterator[Server]:
-    """DATABASE_URL's server if set, else an embedded PostgreSQL in a temp dir."""
-    if os.environ.get("DATABASE_URL"):
-        yield Server(make_url(database_url_from_env()), "DATABASE_URL")
-        return
-    with tempfile.TemporaryDirectory(prefix="distillation-bench-") as tmp:
-        server = start_embedded_postgres(Path(tmp) / "postgres")
-        try:
-            yield Server(make_url(asyncpg_url_for(server)), "embedded PostgreSQL (temp dir)")
-        finally:
-            server.cleanup()
-
-
-@asynccontextmanager
-async def fresh_database(server: Server) -> AsyncIterator[URL]:
-    name = f"distillation_bench_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    admin = create_async_engine(server.base_url, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as connection:
-            await connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        try:
-            yield server.base_url.set(database=name)
-        finally:
-            async with admin.connect() as connection:
-                await connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.dispose()
-
-
 async def server_info(store: PostgresMemoryStore) -> dict[str, str]:
     info: dict[str, str] = {}
     async with store.engine.connect() as connection:
@@ -368,30 +327,6 @@ async def server_info(store: PostgresMemoryStore) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------- histories
-
-
-def searchable_text(history: WorkflowHistory) -> str:
-    """Every string in the history, with each payload's base64 data decoded."""
-    parts: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            data = node.get("data")
-            if isinstance(data, str) and "metadata" in node:
-                try:
-                    parts.append(base64.b64decode(data).decode("utf-8", "replace"))
-                except (binascii.Error, ValueError):
-                    parts.append(data)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-        elif isinstance(node, str):
-            parts.append(node)
-
-    walk(history.to_json_dict())
-    return "\n".join(parts)
 
 
 def leaked(haystack: str, contents: Sequence[str], secrets: Sequence[str]) -> list[str]:
@@ -574,7 +509,9 @@ async def dream(
         ("distillation", await child.fetch_history()),
     ):
         serialized = len(history.to_json().encode())
-        leaks = leaked(searchable_text(history), corpus.contents, list(corpus.secrets.values()))
+        leaks = leaked(
+            searchable_text(history.to_json()), corpus.contents, list(corpus.secrets.values())
+        )
         within = len(history.events) < MAX_HISTORY_EVENTS and serialized < MAX_HISTORY_BYTES
         run.histories[label] = {
             "events": len(history.events),
@@ -741,7 +678,10 @@ async def run_benchmark(
     runs: list[Run] = []
     corpora: dict[int, dict[str, Any]] = {}
     started = time.perf_counter()
-    async with bench_server() as server, fresh_database(server) as url:
+    async with (
+        bench_server("distillation-bench") as server,
+        fresh_database(server, "distillation_bench") as url,
+    ):
         engine = create_engine(url.render_as_string(hide_password=False), pool_size=4)
         try:
             await migrate(engine)

@@ -9,9 +9,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from memory.redaction import StaticSecretVault
 from memory.store import PostgresMemoryStore
+from runtime.history_audit import leaks
 from schemas.workflow_io import AgentRunInput, DreamInput
 from tests.factories import canary, note, unique_ref
-from tests.history_scan import leaks
 from workflows.agent_run import AgentRunWorkflow
 from workflows.dream import DreamWorkflow, distillation_workflow_id
 

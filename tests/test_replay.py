@@ -17,10 +17,10 @@ from temporalio.worker import Replayer
 
 from memory import tables
 from memory.store import PostgresMemoryStore
+from runtime.history_audit import searchable_text
 from schemas.memory_entry import ForgetRequest
 from schemas.workflow_io import AgentRunInput, DistillationInput
 from tests.factories import note, unique_ref
-from tests.history_scan import searchable_text
 from workflows.agent_run import AgentRunWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.registry import ALL_WORKFLOWS

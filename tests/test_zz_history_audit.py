@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from temporalio.testing import WorkflowEnvironment
 
+from runtime.history_audit import leaks
 from tests.factories import SECRET_CANARIES, WRITTEN_TEXTS
-from tests.history_scan import leaks
 
 # Short strings ("v1", "x") occur in any history by chance; entry text worth leaking is
 # longer than this.
