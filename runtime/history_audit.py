@@ -1,5 +1,11 @@
-"""Decode a workflow history (JSON) into searchable text: every string, plus every
-payload's base64 data decoded, so a secret cannot hide inside an encoded payload."""
+"""Audit workflow histories for memory content.
+
+Workflows must carry ids, counts and checksums only. ``searchable_text`` turns a history
+(JSON, as `temporal workflow show -o json` or WorkflowHistory.to_json() give it) into
+every string it holds plus every payload's base64 data decoded, so a secret cannot hide
+inside an encoded payload; ``leaks`` lists which forbidden strings occur. The tests and
+the distillation benchmark use it; hosts can run it over their own histories.
+"""
 
 from __future__ import annotations
 
