@@ -513,7 +513,7 @@ async def measure_ops(
         return row
 
     t_store, t_raw = await measure_pair(store_get, raw_get, n_get)
-    stats.append(Stat("get", t_store, "random id; UPDATE..RETURNING (LRU touch) + commit"))
+    stats.append(Stat("get", t_store, "random id; SELECT (+ LRU touch for capped tiers)"))
     stats.append(Stat("raw get (SELECT)", t_raw, "plain asyncpg, prepared, autocommit"))
 
     # --- get diagnostics: where does the store/raw gap come from?
