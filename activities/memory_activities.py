@@ -76,8 +76,12 @@ class MemoryActivities:
     async def distill(self, request: DistillRequest) -> DistillationResult:
         info = activity.info()
         tenant = parse_memory_ref(request.memory_ref).tenant
-        registry = registry_for_tenant(self.vault, tenant, info.workflow_run_id or info.activity_id)
         try:
+            # A vault secret the registry refuses fails the run (non-retryable) rather
+            # than letting content through unredacted.
+            registry = registry_for_tenant(
+                self.vault, tenant, info.workflow_run_id or info.activity_id
+            )
             async with heartbeating() as progress:
                 return await distill_snapshot(
                     self.store,
