@@ -40,6 +40,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from benchmarks.common import Server, bench_server, fresh_database
+from benchmarks.corpus import fill
 from memory.database import create_engine, migrate
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import MemoryListOptions, MemoryQuery, NewMemoryEntry, Tier
@@ -52,80 +53,6 @@ TIER = Tier.SEMANTIC  # uncapped; working/episodic stop at 1,000 entries per mem
 # ---------------------------------------------------------------------- workload
 
 
-PEOPLE = [
-    "Priya",
-    "Marcus",
-    "Elena",
-    "Tomás",
-    "Aiko",
-    "Jordan",
-    "Fatima",
-    "Liam",
-    "Sofia",
-    "Chen Wei",
-    "Noah",
-    "Amara",
-]
-COMPANIES = [
-    "Acme Corp",
-    "Globex",
-    "Initech",
-    "Umbrella Health",
-    "Stark Logistics",
-    "Wayne Analytics",
-    "Hooli",
-    "Vandelay Imports",
-    "Northwind",
-    "Contoso",
-]
-TOPICS = [
-    "the Q3 renewal",
-    "the onboarding flow",
-    "the SSO rollout",
-    "the data-retention policy",
-    "a disputed invoice",
-    "the new pricing page",
-    "API rate limits",
-    "the migration to PostgreSQL 17",
-    "the weekly status report",
-    "the mobile beta",
-    "the security questionnaire",
-    "the churn dashboard",
-    "the EU data-residency request",
-]
-PREFERENCES = [
-    "short bullet-point summaries over long prose",
-    "to be contacted by email rather than Slack",
-    "meetings after 10:00 CET and never on Fridays",
-    "metric units in every report",
-    "answers that cite the source document",
-    "Python examples over JavaScript",
-    "not to be copied on billing threads",
-    "a written agenda at least a day before any call",
-    "dates in ISO 8601 format",
-    "that drafts are shared as Google Docs, not attachments",
-]
-TOOLS = ["Jira", "Linear", "Salesforce", "HubSpot", "Zendesk", "Notion", "Snowflake", "Datadog"]
-PURPOSES = ["ticketing", "the sales pipeline", "support", "internal docs", "analytics", "alerting"]
-MONTHS = ["January", "March", "June", "September", "October", "December"]
-DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
-DECISIONS = [
-    "ship behind a feature flag first",
-    "postpone until the audit is done",
-    "offer a 10% discount for a two-year term",
-    "escalate to the account executive",
-    "keep the current plan and revisit next quarter",
-    "split the work into two milestones",
-]
-ACTIONS = [
-    "send the revised quote",
-    "share the architecture diagram",
-    "book a follow-up call",
-    "update the runbook",
-    "confirm the contract dates",
-    "file the bug with repro steps",
-    "draft the customer FAQ",
-]
 FOLLOW_UPS = [
     "This came up again in the last support ticket.",
     "Confirmed twice, most recently by {person}.",
@@ -195,24 +122,6 @@ TAG_VOCABULARY = [
 _ZIPF_WEIGHTS = [1.0 / (rank + 1) ** 1.1 for rank in range(len(TAG_VOCABULARY))]
 
 
-def _fill(template: str, rng: random.Random) -> str:
-    return template.format(
-        person=rng.choice(PEOPLE),
-        person2=rng.choice(PEOPLE),
-        company=rng.choice(COMPANIES),
-        topic=rng.choice(TOPICS),
-        pref=rng.choice(PREFERENCES),
-        tool=rng.choice(TOOLS),
-        purpose=rng.choice(PURPOSES),
-        month=rng.choice(MONTHS),
-        day=rng.choice(DAYS),
-        decision=rng.choice(DECISIONS),
-        action=rng.choice(ACTIONS),
-        seats=rng.choice([12, 25, 40, 150, 600, 2400]),
-        date=f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-    )
-
-
 OPENERS = {
     "preference": [
         "{person} prefers {pref}.",
@@ -242,11 +151,11 @@ MEETING_TAILS = [
 def memory_text(kind: str, rng: random.Random) -> str:
     """Plausible agent-memory text of 80-600 characters (skewed towards short)."""
     target = int(rng.triangular(80, 600, 160))
-    parts = [_fill(rng.choice(OPENERS[kind]), rng)]
+    parts = [fill(rng.choice(OPENERS[kind]), rng)]
     length = len(parts[0])
     while length < target:
         pool = MEETING_TAILS + FOLLOW_UPS if kind == "meeting" else FOLLOW_UPS
-        sentence = _fill(rng.choice(pool), rng)
+        sentence = fill(rng.choice(pool), rng)
         parts.append(sentence)
         length += len(sentence) + 1
     text = " ".join(parts)

@@ -55,6 +55,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from benchmarks.common import bench_server, fresh_database
+from benchmarks.corpus import fill
 from memory import tables
 from memory.database import create_engine, migrate
 from memory.distillation import PAGE
@@ -89,56 +90,6 @@ EXPECTED_FAILURES = {TokenBudgetExceeded.code}
 
 # ---------------------------------------------------------------------- workload
 
-PEOPLE = ["Priya", "Marcus", "Elena", "Tomás", "Aiko", "Jordan", "Fatima", "Liam", "Sofia", "Noah"]
-COMPANIES = [
-    "Acme Corp",
-    "Globex",
-    "Initech",
-    "Umbrella Health",
-    "Stark Logistics",
-    "Hooli",
-    "Vandelay Imports",
-    "Northwind",
-    "Contoso",
-]
-TOPICS = [
-    "the Q3 renewal",
-    "the onboarding flow",
-    "the SSO rollout",
-    "the data-retention policy",
-    "a disputed invoice",
-    "API rate limits",
-    "the migration to PostgreSQL 17",
-    "the weekly status report",
-    "the security questionnaire",
-    "the EU data-residency request",
-]
-PREFERENCES = [
-    "short bullet-point summaries over long prose",
-    "to be contacted by email rather than Slack",
-    "meetings after 10:00 CET and never on Fridays",
-    "answers that cite the source document",
-    "Python examples over JavaScript",
-    "dates in ISO 8601 format",
-    "a written agenda at least a day before any call",
-]
-TOOLS = ["Jira", "Linear", "Salesforce", "HubSpot", "Zendesk", "Notion", "Snowflake", "Datadog"]
-PURPOSES = ["ticketing", "the sales pipeline", "support", "internal docs", "analytics"]
-DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
-DECISIONS = [
-    "ship behind a feature flag first",
-    "postpone until the audit is done",
-    "offer a 10% discount for a two-year term",
-    "escalate to the account executive",
-    "split the work into two milestones",
-]
-ACTIONS = [
-    "send the revised quote",
-    "share the architecture diagram",
-    "book a follow-up call",
-    "update the runbook",
-    "file the bug with repro steps",
-]
 OPENERS = {
     "preference": [
         "{person} prefers {pref}.",
@@ -216,35 +167,17 @@ def make_secrets(rng: random.Random) -> dict[str, str]:
     return {f"bench-secret-{i:02d}": makers[i % len(makers)]() for i in range(SECRET_COUNT)}
 
 
-def _fill(template: str, rng: random.Random, secret: str = "") -> str:
-    return template.format(
-        person=rng.choice(PEOPLE),
-        person2=rng.choice(PEOPLE),
-        company=rng.choice(COMPANIES),
-        topic=rng.choice(TOPICS),
-        pref=rng.choice(PREFERENCES),
-        tool=rng.choice(TOOLS),
-        purpose=rng.choice(PURPOSES),
-        day=rng.choice(DAYS),
-        decision=rng.choice(DECISIONS),
-        action=rng.choice(ACTIONS),
-        seats=rng.choice([12, 25, 40, 150, 600, 2400]),
-        date=f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-        secret=secret,
-    )
-
-
 def memory_text(rng: random.Random, low: int, high: int, secret: str | None) -> str:
     """Plausible agent-memory text of low..high characters (a secret, if any, is kept)."""
     target = int(rng.triangular(low, high, low + (high - low) // 3))
     kind = rng.choice(KINDS)
-    parts = [_fill(rng.choice(OPENERS[kind]), rng)]
+    parts = [fill(rng.choice(OPENERS[kind]), rng)]
     if secret is not None:
-        parts.append(_fill(rng.choice(SECRET_SENTENCES), rng, secret))
+        parts.append(fill(rng.choice(SECRET_SENTENCES), rng, secret=secret))
     keep = len(" ".join(parts))
     tails = rng.sample(TAILS, len(TAILS))  # no sentence twice in one entry
     while len(" ".join(parts)) < target and tails:
-        parts.append(_fill(tails.pop(), rng))
+        parts.append(fill(tails.pop(), rng))
     body = " ".join(parts)
     if len(body) > high:
         cut = body.rfind(" ", keep, high)
