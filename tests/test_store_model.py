@@ -227,11 +227,21 @@ async def test_snapshot_is_fixed_and_idempotent(store: PostgresMemoryStore) -> N
     assert other.entry_count == 3 and other.checksum != snap.checksum
 
 
-async def test_expired_update_and_touch_respect_ttl(store: PostgresMemoryStore) -> None:
+async def test_get_records_access_only_where_eviction_reads_it(engine: AsyncEngine) -> None:
+    from datetime import UTC, datetime
+
+    now = [datetime(2026, 11, 23, 12, 0, tzinfo=UTC)]
+    store = PostgresMemoryStore(engine, clock=lambda: now[0])
     ref = unique_ref()
-    entry = await store.put(ref, note("soon gone", expires_at=store.now() + timedelta(hours=1)))
-    got = await store.get_entry(ref, entry.id)
-    assert got is not None and got.last_accessed_at >= entry.last_accessed_at
+    episodic = await store.put(ref, note("capped tier"))
+    semantic = await store.put(ref, note("uncapped tier", tier=Tier.SEMANTIC))
+    now[0] += timedelta(minutes=5)
+    await store.get(ref, episodic.id)
+    await store.get(ref, semantic.id)
+    touched = await store.get_entry(ref, episodic.id, touch=False)
+    untouched = await store.get_entry(ref, semantic.id, touch=False)
+    assert touched is not None and touched.last_accessed_at == now[0]
+    assert untouched is not None and untouched.last_accessed_at == semantic.last_accessed_at
 
 
 async def test_working_memory_is_archived_at_task_end(store: PostgresMemoryStore) -> None:
