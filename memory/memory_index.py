@@ -28,6 +28,7 @@ from memory.event_log import PendingEvent
 from memory.refs import MemoryRef
 from memory.rows import live, scoped
 from memory.tokens import TOKENIZER_NAME, count_tokens
+from schemas.base import format_instant
 from schemas.capabilities import MEMORY_INDEX_MAX_TOKENS
 from schemas.events import EventType, WorkspaceUpdated
 
@@ -49,7 +50,7 @@ class WrittenFile:
 
 
 def _instant(value: datetime | None) -> str | None:
-    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z") if value else None
+    return format_instant(value) if value else None
 
 
 async def _gather(connection: AsyncConnection, ref: MemoryRef, now: datetime) -> dict[str, Any]:

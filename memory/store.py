@@ -42,6 +42,7 @@ from memory.snapshots import (
     get_snapshot_info,
     read_snapshot_items,
 )
+from schemas.base import floor_ms
 from schemas.events import EventRecord, EventType, MemoryLifecycle, MemoryWritten
 from schemas.memory_entry import (
     MAX_CONTENT_BYTES,
@@ -60,11 +61,12 @@ from schemas.snapshot import SnapshotInfo
 
 E = tables.entries
 DEFAULT_LIST_LIMIT = 100
+# What a deletion returns to describe each removed entry in its lifecycle event.
+_REMOVED = (E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
 
 
 def utc_now() -> datetime:
-    now = datetime.now(UTC)
-    return now.replace(microsecond=(now.microsecond // 1000) * 1000)
+    return floor_ms(datetime.now(UTC))
 
 
 def new_entry_id() -> str:
@@ -475,13 +477,7 @@ class PostgresMemoryStore:
         now = self.now()
         async with self.engine.begin() as connection:
             removed = (
-                await connection.execute(
-                    delete(E)
-                    .where(scope, *clauses)
-                    .returning(
-                        E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version
-                    )
-                )
+                await connection.execute(delete(E).where(scope, *clauses).returning(*_REMOVED))
             ).all()
             await self._record_removals(connection, removed, event_type, reason, now)
         return len(removed)
@@ -530,14 +526,7 @@ class PostgresMemoryStore:
                     await connection.execute(
                         delete(E)
                         .where(func.row(E.c.memory_ref, E.c.id).in_(victims))
-                        .returning(
-                            E.c.memory_ref,
-                            E.c.id,
-                            E.c.tier,
-                            E.c.namespace,
-                            E.c.key,
-                            E.c.version,
-                        )
+                        .returning(*_REMOVED)
                     )
                 ).all()
                 await self._record_removals(

@@ -9,24 +9,29 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer
 from pydantic.alias_generators import to_camel
 
 
+def floor_ms(value: datetime) -> datetime:
+    """Drop sub-millisecond digits: the wire and the TTL comparison use a ms floor."""
+    return value.replace(microsecond=(value.microsecond // 1000) * 1000)
+
+
 def _require_utc_ms(value: datetime) -> datetime:
     # The wire shape is an ISO-8601 instant with a millisecond floor (openwop TTL
     # semantics), so we normalise to UTC and drop sub-millisecond digits on the way in:
     # what a client sends is exactly what the store compares against.
     if value.tzinfo is None:
         raise ValueError("must carry a timezone (ISO 8601 with Z or an offset)")
-    value = value.astimezone(UTC)
-    return value.replace(microsecond=(value.microsecond // 1000) * 1000)
+    return floor_ms(value.astimezone(UTC))
 
 
-def _format_instant(value: datetime) -> str:
+def format_instant(value: datetime) -> str:
+    """ISO 8601 UTC with milliseconds and a Z, as every instant appears on the wire."""
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 Instant = Annotated[
     datetime,
     AfterValidator(_require_utc_ms),
-    PlainSerializer(_format_instant, return_type=str, when_used="json"),
+    PlainSerializer(format_instant, return_type=str, when_used="json"),
 ]
 
 
