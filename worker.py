@@ -24,8 +24,8 @@ from temporalio.worker import Worker
 from activities.memory_activities import MemoryActivities
 from memory.database import create_engine, database_url_from_env, migrate
 from memory.embedded import default_data_dir
-from memory.redaction import FileSecretVault, SecretVault
 from memory.store import PostgresMemoryStore
+from memory.vault import FileSecretVault, SecretVault
 from runtime.client import connect
 from runtime.settings import Settings
 from workflows.registry import ALL_WORKFLOWS

@@ -15,13 +15,13 @@ from temporalio.exceptions import ApplicationError
 from activities.heartbeat import heartbeating
 from memory.distillation import distill_snapshot
 from memory.distiller import Distiller, TokenBudgetExceeded
-from memory.errors import InvalidInput
 from memory.memory_index import INDEX_PATH, read_workspace_file
-from memory.redaction import SecretVault, registry_for_tenant
-from memory.refs import parse_memory_ref
 from memory.retention import collect_garbage
 from memory.store import PostgresMemoryStore
+from memory.vault import SecretVault, registry_for_tenant
+from schemas.errors import InvalidInput
 from schemas.memory_entry import Tier
+from schemas.memory_ref import parse_memory_ref
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_io import (
     DistillationResult,

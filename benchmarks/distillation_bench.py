@@ -60,10 +60,11 @@ from memory import tables
 from memory.database import create_engine, migrate
 from memory.distillation import PAGE
 from memory.distiller import ExtractiveDistiller, SourceText, TokenBudgetExceeded
-from memory.redaction import StaticSecretVault, registry_for_tenant, write_redacted
+from memory.redaction import write_redacted
 from memory.snapshots import SnapshotItem
 from memory.store import PostgresMemoryStore, StoreLimits
 from memory.tokens import count_tokens, count_tokens_batch, get_encoding
+from memory.vault import StaticSecretVault, registry_for_tenant
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.history_audit import searchable_text

@@ -14,12 +14,12 @@ from sqlalchemy import case, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.errors import CapacityExceeded
 from memory.event_log import PendingEvent
-from memory.refs import MemoryRef
 from memory.rows import scoped
+from schemas.errors import CapacityExceeded
 from schemas.events import EventType, MemoryLifecycle
 from schemas.memory_entry import Tier
+from schemas.memory_ref import MemoryRef
 
 E = tables.entries
 

@@ -20,15 +20,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory import tables
 from memory.archive import Archive, build_archive
 from memory.distiller import DistillationOutcome, Distiller, ExtractiveDistiller, SourceText
-from memory.errors import InvalidInput
 from memory.event_log import PendingEvent, append_events
 from memory.memory_index import refresh_index
 from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.refs import MemoryRef, parse_memory_ref
 from memory.rows import scoped
 from memory.store import PostgresMemoryStore
 from memory.tokens import count_tokens
 from schemas.capabilities import ARCHIVE_RETENTION
+from schemas.errors import InvalidInput
 from schemas.events import (
     Distillation,
     EventType,
@@ -37,6 +36,7 @@ from schemas.events import (
     MemoryWritten,
 )
 from schemas.memory_entry import Tier
+from schemas.memory_ref import MemoryRef, parse_memory_ref
 from schemas.workflow_io import DistillationResult, DistillRequest, IndexUpdate
 
 A = tables.archives

@@ -17,9 +17,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.refs import MemoryRef
 from schemas.base import WireModel
 from schemas.events import EventRecord, EventType
+from schemas.memory_ref import MemoryRef
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,12 +25,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.event_log import PendingEvent
-from memory.refs import MemoryRef
 from memory.rows import live, scoped
 from memory.tokens import TOKENIZER_NAME, count_tokens
 from schemas.base import format_instant
 from schemas.capabilities import MEMORY_INDEX_MAX_TOKENS
 from schemas.events import EventType, WorkspaceUpdated
+from schemas.memory_ref import MemoryRef
 
 INDEX_PATH = "MEMORY-INDEX.json"
 INDEX_MD_PATH = "MEMORY-INDEX.md"

@@ -7,8 +7,8 @@ from datetime import timedelta
 from sqlalchemy import delete
 
 from memory import tables
-from memory.refs import parse_memory_ref
 from memory.store import PostgresMemoryStore
+from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import GarbageReport
 
 # A snapshot only has to outlive the run that took it (and its retries).

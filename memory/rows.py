@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, or_
 
 from memory import tables
-from memory.refs import MemoryRef
 from schemas.memory_entry import Attribution, HostMemoryEntry, Priority, Tier
+from schemas.memory_ref import MemoryRef
 
 E = tables.entries
 

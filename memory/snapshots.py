@@ -19,9 +19,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.refs import MemoryRef
 from memory.rows import live, scoped
 from schemas.memory_entry import Priority, Tier
+from schemas.memory_ref import MemoryRef
 from schemas.snapshot import SnapshotInfo
 
 E = tables.entries

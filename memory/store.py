@@ -1,7 +1,7 @@
 """PostgresMemoryStore: the MemoryAdapter on PostgreSQL (SQLAlchemy 2 async + asyncpg).
 
 Three rules shape every method:
-- CTI-1: the memoryRef is parsed once by memory.refs; reads with a malformed ref return
+- CTI-1: the memoryRef is parsed once by schemas.memory_ref; reads with a malformed ref return
   []/None, writes raise InvalidMemoryRef; every statement is scoped by tenant + ref.
 - SR-1: every write of content goes through memory.redaction.write_redacted.
 - TTL: every read filters by memory.rows.live(now), so an expired entry never surfaces.
@@ -25,16 +25,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from memory import tables
 from memory.capacity import evict_over_capacity, lock_tier
-from memory.errors import (
-    ContentTooLarge,
-    DuplicateKey,
-    EntryNotFound,
-    InvalidInput,
-    VersionConflict,
-)
 from memory.event_log import PendingEvent, append_events, read_events
 from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.refs import MemoryRef, parse_memory_ref, try_parse_memory_ref
 from memory.rows import live, scoped, to_host_entry
 from memory.snapshots import (
     SnapshotItem,
@@ -43,6 +35,13 @@ from memory.snapshots import (
     read_snapshot_items,
 )
 from schemas.base import floor_ms
+from schemas.errors import (
+    ContentTooLarge,
+    DuplicateKey,
+    EntryNotFound,
+    InvalidInput,
+    VersionConflict,
+)
 from schemas.events import EventRecord, EventType, MemoryLifecycle, MemoryWritten
 from schemas.memory_entry import (
     MAX_CONTENT_BYTES,
@@ -57,6 +56,7 @@ from schemas.memory_entry import (
     NewMemoryEntry,
     Tier,
 )
+from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
 from schemas.snapshot import SnapshotInfo
 
 E = tables.entries

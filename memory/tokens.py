@@ -25,7 +25,8 @@ from pathlib import Path
 
 import tiktoken
 
-TOKENIZER_NAME = "cl100k_base"
+from schemas.capabilities import TOKENIZER_NAME
+
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 RANK_FILE_NAME = "cl100k_base.tiktoken"
 # cl100k_base's split pattern and special tokens, as in tiktoken_ext/openai_public.py.

@@ -21,15 +21,15 @@ from temporalio.client import Client, ScheduleActionExecutionStartWorkflow
 from memory.database import create_engine, migrate
 from memory.embedded import asyncpg_url_for, default_data_dir, start_embedded_postgres
 from memory.memory_index import INDEX_PATH, read_workspace_file
-from memory.redaction import FileSecretVault
-from memory.refs import parse_memory_ref
 from memory.store import PostgresMemoryStore
+from memory.vault import FileSecretVault
 from memoryctl.demo_data import TENANTS, load_or_create_secrets, seed_demo_memory
 from memoryctl.dev_server import temporal_dev_server
 from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
 from runtime.binaries import temporal_cli
 from runtime.client import connect
 from runtime.settings import DEFAULT_TASK_QUEUE, Settings
+from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamResult
 from worker import build_worker
 from workflows.distillation import DistillationWorkflow

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from memory.errors import InvalidInput
+from schemas.errors import InvalidInput
 
 T = TypeVar("T")
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -60,7 +60,7 @@ def _run(action: Callable[[], Awaitable[T]]) -> T:
 
 
 def _checked_ref(memory_ref: str) -> str:
-    from memory.refs import parse_memory_ref
+    from schemas.memory_ref import parse_memory_ref
 
     try:
         return str(parse_memory_ref(memory_ref))
@@ -184,7 +184,7 @@ def index_show(memory_ref: MemoryRefOption) -> None:
     """Print the latest MEMORY-INDEX.json of a memoryRef."""
     from memory.database import create_engine
     from memory.memory_index import INDEX_PATH, read_workspace_file
-    from memory.refs import parse_memory_ref
+    from schemas.memory_ref import parse_memory_ref
 
     ref = parse_memory_ref(_checked_ref(memory_ref))
 

@@ -14,7 +14,7 @@ from temporalio.client import (
     ScheduleSpec,
 )
 
-from memory.refs import parse_memory_ref
+from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamInput
 from workflows.dream import DreamWorkflow
 

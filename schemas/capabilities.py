@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from memory.tokens import TOKENIZER_NAME
-
+# The tokenizer every budget is counted with (memory/tokens.py loads it offline).
+TOKENIZER_NAME = "cl100k_base"
 # Largest per-run budget we honour; absent budgets default to it (RFC 0062 §B.2).
 MAX_TOKEN_BUDGET = 100_000
 # How long an archive stays addressable before garbage collection.

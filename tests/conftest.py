@@ -17,8 +17,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from memory.database import create_engine, migrate
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
-from memory.redaction import StaticSecretVault
 from memory.store import PostgresMemoryStore
+from memory.vault import StaticSecretVault
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.settings import Settings

@@ -17,12 +17,12 @@ from memory.distillation import distill_snapshot
 from memory.distiller import TokenBudgetExceeded
 from memory.memory_index import INDEX_MD_PATH, INDEX_PATH, read_workspace_file
 from memory.redaction import MemorySecretRegistry
-from memory.refs import parse_memory_ref
 from memory.store import PostgresMemoryStore
 from memory.tokens import count_tokens
 from schemas import export
 from schemas.capabilities import MEMORY_INDEX_MAX_TOKENS
 from schemas.memory_entry import NewMemoryEntry, Tier
+from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DistillRequest
 from tests.factories import note, unique_ref
 

@@ -30,18 +30,16 @@ from memory.redaction import (
     MARKER_PREFIX,
     MIN_SECRET_LENGTH,
     SECRET_ID_PATTERN,
-    FileSecretVault,
     InvalidSecret,
     MemorySecretRegistry,
     Redaction,
     RunSecretRegistries,
-    StaticSecretVault,
     UnredactableContent,
     marker,
-    registry_for_tenant,
     write_redacted,
 )
 from memory.store import PostgresMemoryStore
+from memory.vault import FileSecretVault, StaticSecretVault, registry_for_tenant
 from schemas.memory_entry import EntryChanges
 from tests.factories import canary, note, unique_ref
 

@@ -1,7 +1,7 @@
 import pytest
 
-from memory.errors import InvalidMemoryRef
-from memory.refs import MAX_REF_BYTES, MemoryRef, parse_memory_ref, try_parse_memory_ref
+from schemas.errors import InvalidMemoryRef
+from schemas.memory_ref import MAX_REF_BYTES, MemoryRef, parse_memory_ref, try_parse_memory_ref
 
 
 @pytest.mark.parametrize(

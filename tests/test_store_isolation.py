@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory.errors import InvalidMemoryRef
 from memory.store import PostgresMemoryStore
+from schemas.errors import InvalidMemoryRef
 from schemas.memory_entry import ForgetRequest, MemoryListOptions, MemoryQuery, NewMemoryEntry
 from tests.factories import note
 from tests.test_refs import MALFORMED

@@ -11,7 +11,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory import tables
-from memory.errors import (
+from memory.store import PostgresMemoryStore, StoreLimits
+from schemas.errors import (
     CapacityExceeded,
     ContentTooLarge,
     DuplicateKey,
@@ -19,7 +20,6 @@ from memory.errors import (
     InvalidInput,
     VersionConflict,
 )
-from memory.store import PostgresMemoryStore, StoreLimits
 from schemas.memory_entry import (
     MAX_CONTENT_BYTES,
     Attribution,

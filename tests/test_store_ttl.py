@@ -9,8 +9,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory import tables
-from memory.errors import InvalidInput
 from memory.store import PostgresMemoryStore
+from schemas.errors import InvalidInput
 from schemas.memory_entry import MemoryListOptions, MemoryQuery
 from tests.factories import note, unique_ref
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from memory.redaction import StaticSecretVault
 from memory.store import PostgresMemoryStore
+from memory.vault import StaticSecretVault
 from runtime.binaries import temporal_cli
 from runtime.settings import Settings
 from tests.factories import note

@@ -14,9 +14,9 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 with workflow.unsafe.imports_passed_through():
     from activities.memory_activities import MemoryActivities
-    from memory.errors import InvalidMemoryRef
-    from memory.refs import parse_memory_ref
     from runtime.search_attributes import MEMORY_REF, TENANT
+    from schemas.errors import InvalidMemoryRef
+    from schemas.memory_ref import parse_memory_ref
     from schemas.workflow_io import DistillationInput, DreamInput, DreamResult, IndexRequest
     from workflows import policies
     from workflows.distillation import DistillationWorkflow

@@ -25,7 +25,7 @@ class InvalidInput(MemoryError_, ValueError):
 
 
 class InvalidMemoryRef(InvalidInput):
-    """The memoryRef does not match the documented grammar (see memory/refs.py)."""
+    """The memoryRef does not match the documented grammar (see schemas/memory_ref.py)."""
 
     code = "invalid_memory_ref"
 

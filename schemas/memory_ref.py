@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory.errors import InvalidMemoryRef
+from schemas.errors import InvalidMemoryRef
 
 SCHEME = "mem://"
 MAX_REF_BYTES = 512
