@@ -43,6 +43,9 @@ class WireModel(BaseModel):
         populate_by_name=True,
         extra="forbid",
         frozen=True,
+        # A validation error names the field and the rule, never the value: the value
+        # may be memory content or a secret, and errors reach logs and Temporal history.
+        hide_input_in_errors=True,
     )
 
     def to_wire(self) -> dict[str, object]:

@@ -17,6 +17,10 @@ STORE_RETRY = RetryPolicy(
     non_retryable_error_types=NON_RETRYABLE,
 )
 
+# Every schedule action carries an execution timeout, so no run (stuck or not) can hold a
+# schedule whose overlap policy is Skip for longer than this.
+DREAM_EXECUTION_TIMEOUT = timedelta(hours=6)
+
 SNAPSHOT_TIMEOUT = timedelta(minutes=5)
 # A dream over a large backlog reads the whole snapshot; heartbeats show progress and
 # catch a dead worker within HEARTBEAT_TIMEOUT instead of waiting for the full timeout.
