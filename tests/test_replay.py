@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from memory import tables
 from memory.store import PostgresMemoryStore
+from runtime.converter import data_converter
 from runtime.history_audit import searchable_text
 from schemas.memory_entry import ForgetRequest
 from schemas.workflow_io import AgentRunInput, DistillationInput
@@ -30,7 +30,7 @@ HISTORY_FILES = sorted(HISTORY_DIR.glob("*.json"))
 
 
 def _replayer() -> Replayer:
-    return Replayer(workflows=ALL_WORKFLOWS, data_converter=pydantic_data_converter)
+    return Replayer(workflows=ALL_WORKFLOWS, data_converter=data_converter)
 
 
 def test_every_workflow_has_a_recorded_history() -> None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.memory_activities import MemoryActivities
+    from activities.contracts import CREATE_SNAPSHOT, LOAD_MEMORY_INDEX
     from schemas.workflow_io import AgentRunDigest, AgentRunInput, IndexRequest, SnapshotRequest
     from workflows import policies
+    from workflows.activity_calls import call
 
 
 @workflow.defn
@@ -17,26 +18,24 @@ class AgentRunWorkflow:
     @workflow.run
     async def run(self, request: AgentRunInput) -> AgentRunDigest:
         info = workflow.info()
-        index = await workflow.execute_activity_method(
-            MemoryActivities.load_memory_index,
+        index = await call(
+            LOAD_MEMORY_INDEX,
             IndexRequest(memory_ref=request.memory_ref),
-            start_to_close_timeout=policies.INDEX_TIMEOUT,
-            retry_policy=policies.STORE_RETRY,
+            policies.INDEX,
             summary="load MEMORY-INDEX.json",
         )
-        snapshot = await workflow.execute_activity_method(
-            MemoryActivities.create_snapshot,
+        snapshot = await call(
+            CREATE_SNAPSHOT,
             SnapshotRequest(
                 memory_ref=request.memory_ref,
                 snapshot_id=f"session:{info.workflow_id}/{info.run_id}",
                 purpose="session",
             ),
-            start_to_close_timeout=policies.SNAPSHOT_TIMEOUT,
-            retry_policy=policies.STORE_RETRY,
+            policies.SNAPSHOT,
             summary="freeze session snapshot",
         )
         return AgentRunDigest(
-            memory_ref=request.memory_ref,
+            memory_ref=str(request.memory_ref),
             index=index,
             snapshot_id=snapshot.snapshot_id,
             snapshot_entry_count=snapshot.entry_count,

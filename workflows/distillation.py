@@ -1,7 +1,10 @@
 """DistillationWorkflow: one token-budgeted distillation of a memoryRef (RFC 0062 §B).
 
-Two steps, both activities: freeze the input (a read snapshot) and distill it, where the
-second commits archive, distilled entry, index and events in one idempotent transaction.
+One activity selects the best-ranked undistilled entries the budget can hold (ranked in
+SQL over an index, so the cost follows the budget, not the backlog), distills them and
+commits archive, distilled entry, source claims, index and events in one transaction.
+Sources are claimed in that transaction, so two distillations of one memoryRef never
+consume the same entry: the later one commits nothing and reports already-consumed.
 The workflow itself only sees ids, counts and checksums.
 """
 
@@ -10,15 +13,20 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.memory_activities import MemoryActivities
+    from activities.contracts import CREATE_SNAPSHOT, DISTILL_MEMORY, LEGACY_DISTILL
     from schemas.capabilities import MAX_TOKEN_BUDGET
     from schemas.workflow_io import (
         DistillationInput,
         DistillationResult,
+        DistillMemoryRequest,
         DistillRequest,
         SnapshotRequest,
     )
     from workflows import policies
+    from workflows.activity_calls import call
+
+# Runs recorded before this patch froze the whole backlog into a snapshot first.
+BUDGET_BOUNDED_SELECTION = "budget-bounded-selection"
 
 
 def effective_budget(requested: int | None) -> int:
@@ -44,31 +52,66 @@ class DistillationWorkflow:
         budget = effective_budget(request.token_budget)
         info = workflow.info()
         run_key = f"{info.workflow_id}/{info.run_id}"
-        self._show(f"Freezing the input of {request.memory_ref} (budget {budget} tokens)")
-        snapshot = await workflow.execute_activity_method(
-            MemoryActivities.create_snapshot,
+        if not workflow.patched(BUDGET_BOUNDED_SELECTION):
+            return await self._distill_from_snapshot(request, budget, run_key)
+        self._show(f"Distilling {request.memory_ref} under {budget} tokens")
+        result = await call(
+            DISTILL_MEMORY,
+            DistillMemoryRequest(
+                memory_ref=request.memory_ref,
+                token_budget=budget,
+                run_key=run_key,
+                sources=request.sources,
+                index_emitted=request.index_emitted,
+                when_nothing_fits=request.when_nothing_fits,
+            ),
+            policies.DISTILL,
+            summary=f"distill under {budget} tokens",
+        )
+        self._report(result, budget)
+        return result
+
+    def _report(self, result: DistillationResult, budget: int) -> None:
+        self._show(
+            f"{result.status}: {result.source_count} of {result.snapshot_count} candidates, "
+            f"{result.tokens_used}/{budget} tokens, {result.deferred_count} deferred, "
+            f"{result.oversized_count} oversized, "
+            f"archive {(result.archive_checksum or '-')[:12]}"
+        )
+        workflow.logger.info(
+            "distillation finished",
+            extra={
+                "status": result.status,
+                "sourceCount": result.source_count,
+                "tokensUsed": result.tokens_used,
+            },
+        )
+
+    async def _distill_from_snapshot(
+        self, request: DistillationInput, budget: int, run_key: str
+    ) -> DistillationResult:
+        """The pre-patch command sequence, kept so recorded runs replay unchanged."""
+        snapshot = await call(
+            CREATE_SNAPSHOT,
             SnapshotRequest(
                 memory_ref=request.memory_ref,
                 snapshot_id=f"distill:{run_key}",
                 source_ids=request.sources,
             ),
-            start_to_close_timeout=policies.SNAPSHOT_TIMEOUT,
-            retry_policy=policies.STORE_RETRY,
+            policies.SNAPSHOT,
             summary="freeze input snapshot",
         )
         if snapshot.entry_count == 0:
-            self._show("Nothing new to distill")
             return DistillationResult(
-                memory_ref=request.memory_ref,
+                memory_ref=str(request.memory_ref),
                 status="nothing-to-distill",
                 snapshot_id=snapshot.snapshot_id,
                 snapshot_checksum=snapshot.checksum,
                 snapshot_count=0,
                 token_budget=budget,
             )
-        self._show(f"Distilling {snapshot.entry_count} entries under {budget} tokens")
-        result = await workflow.execute_activity_method(
-            MemoryActivities.distill,
+        result = await call(
+            LEGACY_DISTILL,
             DistillRequest(
                 memory_ref=request.memory_ref,
                 snapshot_id=snapshot.snapshot_id,
@@ -76,17 +119,8 @@ class DistillationWorkflow:
                 run_key=run_key,
                 index_emitted=request.index_emitted,
             ),
-            start_to_close_timeout=policies.DISTILL_TIMEOUT,
-            heartbeat_timeout=policies.HEARTBEAT_TIMEOUT,
-            retry_policy=policies.STORE_RETRY,
+            policies.DISTILL,
             summary=f"distill {snapshot.entry_count} entries",
         )
-        self._show(
-            f"Distilled {result.source_count} of {snapshot.entry_count} entries, "
-            f"{result.tokens_used}/{budget} tokens, archive {(result.archive_checksum or '-')[:12]}"
-        )
-        workflow.logger.info(
-            "distillation finished",
-            extra={"sourceCount": result.source_count, "tokensUsed": result.tokens_used},
-        )
+        self._report(result, budget)
         return result

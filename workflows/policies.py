@@ -1,30 +1,54 @@
-"""Timeouts and retry policies shared by the workflows, in one place."""
+"""Timeouts and retry policies shared by the workflows, in one place.
+
+Infrastructure outages delay, never fail: store activities retry without an attempt
+limit and are bounded by time instead (schedule-to-close), so a database or Temporal
+outage of ten minutes, or of an hour, ends in a completed run. Errors that retrying
+cannot fix carry a code from schemas.errors.NON_RETRYABLE_CODES and fail at once.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
-# Errors that retrying cannot fix: bad input and an un-meetable budget.
-NON_RETRYABLE = ["token_budget_exceeded", "invalid_input", "invalid_memory_ref"]
+from schemas.errors import NON_RETRYABLE_CODES
+
+NON_RETRYABLE = sorted(code.value for code in NON_RETRYABLE_CODES)
 
 STORE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=30),
-    maximum_attempts=10,
+    maximum_attempts=0,  # unlimited: schedule_to_close bounds the retries in time
     non_retryable_error_types=NON_RETRYABLE,
 )
+
+# How long a store activity keeps retrying through an outage before the run fails.
+OUTAGE_TOLERANCE = timedelta(hours=1)
 
 # Every schedule action carries an execution timeout, so no run (stuck or not) can hold a
 # schedule whose overlap policy is Skip for longer than this.
 DREAM_EXECUTION_TIMEOUT = timedelta(hours=6)
 
-SNAPSHOT_TIMEOUT = timedelta(minutes=5)
-# A dream over a large backlog reads the whole snapshot; heartbeats show progress and
-# catch a dead worker within HEARTBEAT_TIMEOUT instead of waiting for the full timeout.
-DISTILL_TIMEOUT = timedelta(minutes=30)
+
+@dataclass(frozen=True)
+class ActivityOptions:
+    start_to_close: timedelta
+    schedule_to_close: timedelta = OUTAGE_TOLERANCE
+    heartbeat: timedelta | None = None
+    retry: RetryPolicy = field(default_factory=lambda: STORE_RETRY)
+
+
+# A distillation reads only what its budget can consume (at most a few thousand rows),
+# so minutes are generous; heartbeats catch a dead worker within HEARTBEAT_TIMEOUT.
 HEARTBEAT_TIMEOUT = timedelta(seconds=30)
-MAINTENANCE_TIMEOUT = timedelta(minutes=5)
-INDEX_TIMEOUT = timedelta(seconds=30)
+DISTILL = ActivityOptions(
+    start_to_close=timedelta(minutes=30),
+    schedule_to_close=OUTAGE_TOLERANCE + timedelta(minutes=30),
+    heartbeat=HEARTBEAT_TIMEOUT,
+)
+SNAPSHOT = ActivityOptions(start_to_close=timedelta(minutes=5))
+MAINTENANCE = ActivityOptions(start_to_close=timedelta(minutes=5))
+INDEX = ActivityOptions(start_to_close=timedelta(seconds=30))

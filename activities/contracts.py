@@ -1,0 +1,52 @@
+"""What each activity is called and what it takes and returns: the only thing workflows
+import from activities/.
+
+Workflows run in Temporal's sandbox and must not import the store (SQLAlchemy, asyncpg,
+the tokenizer). They schedule activities by the names and types declared here; the
+implementations in memory_activities.py register under the same names, and a test
+checks that every contract has an implementation with exactly these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from schemas.snapshot import SnapshotInfo
+from schemas.workflow_io import (
+    DistillationResult,
+    DistillMemoryRequest,
+    DistillRequest,
+    GarbageReport,
+    IndexDigest,
+    IndexRequest,
+    SnapshotRequest,
+)
+
+RequestT = TypeVar("RequestT", bound=BaseModel)
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class ActivityContract(Generic[RequestT, ResultT]):
+    name: str
+    request_type: type[RequestT]
+    result_type: type[ResultT]
+
+
+DISTILL_MEMORY = ActivityContract("distill_memory", DistillMemoryRequest, DistillationResult)
+COLLECT_GARBAGE = ActivityContract("collect_garbage", IndexRequest, GarbageReport)
+LOAD_MEMORY_INDEX = ActivityContract("load_memory_index", IndexRequest, IndexDigest)
+CREATE_SNAPSHOT = ActivityContract("create_snapshot", SnapshotRequest, SnapshotInfo)
+# Scheduled only by distillations recorded before budget-bounded selection.
+LEGACY_DISTILL = ActivityContract("distill", DistillRequest, DistillationResult)
+
+ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
+    DISTILL_MEMORY,
+    COLLECT_GARBAGE,
+    LOAD_MEMORY_INDEX,
+    CREATE_SNAPSHOT,
+    LEGACY_DISTILL,
+)
