@@ -1,15 +1,18 @@
 """The MemoryAdapter contracts.
 
 ``MemoryAdapter`` is the openwop read surface (list/get) every agent runtime sees;
-``HostMemoryStore`` adds the host-internal writes and the read snapshot that the
-workflows' activities use. PostgresMemoryStore (memory/store.py) implements both.
+``HostMemoryStore`` adds the host-internal writes, the read snapshot and the maintenance
+operations the workflows' activities call. Activities depend on this protocol only;
+PostgresMemoryStore (memory/store.py) implements both, and mypy checks it does
+(memory/store.py ends with the assignment that makes it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
+from memory.distiller import Distiller
 from memory.redaction import MemorySecretRegistry
 from memory.snapshots import SnapshotItem
 from schemas.events import EventRecord
@@ -24,7 +27,11 @@ from schemas.memory_entry import (
     NewMemoryEntry,
     Tier,
 )
+from schemas.memory_ref import MemoryRef
 from schemas.snapshot import SnapshotInfo
+from schemas.workflow_io import DistillationResult, DistillMemoryRequest, GarbageReport, IndexDigest
+
+Progress = Callable[[dict[str, object]], None]
 
 
 @runtime_checkable
@@ -88,6 +95,7 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         *,
         tiers: Sequence[Tier] | None = None,
         include_distilled: bool = True,
+        entry_ids: Sequence[str] | None = None,
     ) -> SnapshotInfo: ...
 
     async def read_snapshot(
@@ -95,7 +103,33 @@ class HostMemoryStore(MemoryAdapter, Protocol):
     ) -> list[SnapshotItem]: ...
 
     async def events(
-        self, memory_ref: str, *, after_seq: int = 0, limit: int = 1000
+        self,
+        memory_ref: str,
+        *,
+        after_seq: int = 0,
+        limit: int = 1000,
+        types: Sequence[str] | None = None,
     ) -> list[EventRecord]: ...
 
-    async def gc_expired(self, memory_ref: str | None = None) -> int: ...
+    async def gc_expired(self, memory_ref: str | None = None, *, batch_size: int = 5000) -> int: ...
+
+    # ------------------------------------------------------------ maintenance
+
+    async def distill(
+        self,
+        request: DistillMemoryRequest,
+        *,
+        registry: MemorySecretRegistry | None = None,
+        distiller: Distiller | None = None,
+        progress: Progress = ...,
+    ) -> DistillationResult:
+        """One budget-bounded distillation (memory/distillation.py)."""
+        ...
+
+    async def collect_garbage(self, memory_ref: str | MemoryRef) -> GarbageReport:
+        """TTL, archives past retention, old snapshots (memory/retention.py)."""
+        ...
+
+    async def index_digest(self, memory_ref: str | MemoryRef) -> IndexDigest:
+        """A content-free digest of the latest MEMORY-INDEX.json."""
+        ...

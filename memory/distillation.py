@@ -1,33 +1,44 @@
-"""One distillation, end to end inside the store: read the frozen snapshot, re-redact it
-(SR-1 carry-forward), distill under the budget, and commit the archive, the distilled
-entry, the source marks, the index and the events in ONE transaction.
+"""One distillation, end to end inside the store.
 
-Idempotent on run_key: a retried or duplicated call finds the committed archive and
-returns the same result without writing anything, and a failure anywhere before the
-commit leaves no trace (no partial archive).
+1. Select: read the ranked queue page by page (memory/distillation_queue.py), re-redact
+   each source (SR-1 carry-forward) and let the distiller pack them under the budget
+   until it wants no more. Nothing is copied: the run reads at most what its budget can
+   hold, and no unredacted copy of a source outlives the run.
+2. Commit, in ONE transaction: claim the sources (mark them consumed, only if they are
+   still unconsumed at the versions read), then write the archive, the distilled entry,
+   MEMORY-INDEX.json and the events.
+
+Exactly-once consumption is keyed on the sources, not on the run: the claim succeeds for
+one distillation only, whatever started it (schedule, trigger, direct start, reset,
+duplicate). A run that finds its sources claimed by another commits nothing and reports
+``already-consumed``; one whose sources were edited or removed meanwhile selects again.
+A retried activity of a run that already committed finds its result by run key.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from sqlalchemy import ARRAY, Integer, Text, func, insert, literal, select, update
+from sqlalchemy import ARRAY, Integer, Subquery, Text, func, insert, literal, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.archive import Archive, build_archive
+from memory.distillation_queue import candidates_page, to_source
 from memory.distiller import DistillationOutcome, Distiller, ExtractiveDistiller, SourceText
 from memory.event_log import PendingEvent, append_events
 from memory.memory_index import refresh_index
 from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.rows import scoped
-from memory.store import PostgresMemoryStore
+from memory.rows import live, scoped
 from memory.tokens import count_tokens
 from schemas.capabilities import ARCHIVE_RETENTION
-from schemas.errors import InvalidInput
+from schemas.errors import ErrorCode, MemoryError_, TokenBudgetExceeded
 from schemas.events import (
     Distillation,
     EventType,
@@ -36,51 +47,140 @@ from schemas.events import (
     MemoryWritten,
 )
 from schemas.memory_entry import Tier
-from schemas.memory_ref import MemoryRef, parse_memory_ref
-from schemas.workflow_io import DistillationResult, DistillRequest, IndexUpdate
+from schemas.memory_ref import MemoryRef
+from schemas.workflow_io import DistillationResult, DistillMemoryRequest, IndexUpdate
+
+if TYPE_CHECKING:  # the store calls into this module; no import cycle at run time
+    from memory.store import PostgresMemoryStore
 
 A = tables.archives
 R = tables.distillation_runs
 E = tables.entries
 DISTILLED_TAG = "distilled"
 SOURCE_ID_LIMIT = 100  # memory.compacted lists sourceIds only up to this many
-PAGE = 2000
+PAGE = 500
+# Sources edited or removed between selection and commit: select again this many times.
+MAX_SELECTIONS = 3
 
 Progress = Callable[[dict[str, object]], None]
 
 
-async def _load_sources(
+class SourcesKeptChanging(MemoryError_):
+    """Every selection lost some source to a concurrent edit; the activity retries."""
+
+    code = ErrorCode.INTERNAL
+
+    def __init__(self) -> None:
+        super().__init__("sources changed during every selection attempt; retrying")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What one run read (ids, versions and hashes, in rank order) and made of it."""
+
+    read: tuple[SourceText, ...]
+    outcome: DistillationOutcome
+
+    @property
+    def checksum(self) -> str:
+        lines = "\n".join(f"{s.entry_id}:{s.version}:{s.content_sha256}" for s in self.read)
+        return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+class _ClaimLost(Exception):
+    """Raised inside the commit transaction to roll it back."""
+
+    def __init__(self, taken_by_others: int) -> None:
+        super().__init__(taken_by_others)
+        self.taken_by_others = taken_by_others
+
+
+async def select_sources(
     store: PostgresMemoryStore,
-    request: DistillRequest,
+    request: DistillMemoryRequest,
+    *,
     registry: MemorySecretRegistry | None,
+    distiller: Distiller,
     progress: Progress,
-    total: int,
-) -> list[SourceText]:
-    sources: list[SourceText] = []
+) -> Selection:
+    """Read ranked candidates until the distiller has filled the budget."""
+    packing = distiller.start(request.token_budget, count_tokens)
+    read: list[SourceText] = []
+    now = store.now()
     while True:
-        page = await store.read_snapshot(
-            request.memory_ref, request.snapshot_id, start=len(sources), limit=PAGE
+        query = candidates_page(
+            request.memory_ref,
+            now,
+            budget=request.token_budget,
+            after=read[-1] if read else None,
+            limit=PAGE,
+            explicit_ids=request.sources,
         )
-        for item in page:
-            sources.append(
-                SourceText(
-                    entry_id=item.entry_id,
-                    version=item.version,
-                    # SR-1 carry-forward: a secret registered after the source was
-                    # written (or stored before redaction existed) is caught here, so it
-                    # never re-enters an archive.
-                    content=write_redacted(item.content, registry),
-                    content_sha256=item.content_sha256,
-                    tags=item.tags,
-                    pinned=item.pinned,
-                    priority=item.priority.rank,
-                    created_at=item.created_at,
-                    position=item.position,
-                )
-            )
-        progress({"phase": "reading", "read": len(sources), "total": total})
-        if len(page) < PAGE:
-            return sources
+        async with store.engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        # SR-1 carry-forward: a secret registered after the source was written (or
+        # stored before redaction existed) is caught here and never enters an archive.
+        page = [to_source(row, write_redacted(row.content, registry)) for row in rows]
+        read += page
+        # Tokenising is CPU-bound; a thread keeps the event loop free for heartbeats.
+        wants_more = await asyncio.to_thread(packing.offer, page)
+        progress({"phase": "selecting", "read": len(read)})
+        if not wants_more or len(rows) < PAGE:
+            return Selection(tuple(read), packing.finish())
+
+
+async def distill(
+    store: PostgresMemoryStore,
+    request: DistillMemoryRequest,
+    *,
+    registry: MemorySecretRegistry | None = None,
+    distiller: Distiller | None = None,
+    progress: Progress = lambda _: None,
+) -> DistillationResult:
+    ref = request.memory_ref
+    async with store.engine.connect() as connection:
+        done = await _committed_result(connection, ref, request.run_key)
+    if done is not None:  # a retry of a run that already committed
+        return done
+    distiller = distiller or ExtractiveDistiller()
+    for _ in range(MAX_SELECTIONS):
+        selection = await select_sources(
+            store, request, registry=registry, distiller=distiller, progress=progress
+        )
+        base = _base_result(request, selection)
+        outcome = selection.outcome
+        if not outcome.consumed:
+            # Park what is too large for this budget, so the next run does not stumble
+            # on it again. When nothing fit at all, fail as RFC 0062 asks (writing
+            # nothing else: no archive, no events), unless the caller asked to defer.
+            await _park_oversized(store, ref, outcome.oversized)
+            if outcome.minimum_required is None:
+                return base
+            if request.when_nothing_fits == "defer":
+                return base.model_copy(update={"status": "over-budget"})
+            raise TokenBudgetExceeded(request.token_budget, outcome.minimum_required)
+        archive = build_archive(str(ref), request.token_budget, selection.outcome, distiller.name)
+        progress({"phase": "committing", "archiveChecksum": archive.checksum})
+        try:
+            return await commit(store, request, base, selection.outcome, archive, registry)
+        except _ClaimLost as lost:
+            if lost.taken_by_others:
+                return base.model_copy(update={"status": "already-consumed"})
+            # Only edits or removals got in the way: select again from the live rows.
+    raise SourcesKeptChanging()
+
+
+def _base_result(request: DistillMemoryRequest, selection: Selection) -> DistillationResult:
+    outcome = selection.outcome
+    return DistillationResult(
+        memory_ref=str(request.memory_ref),
+        status="nothing-to-distill",
+        snapshot_checksum=selection.checksum,
+        snapshot_count=len(selection.read),
+        token_budget=request.token_budget,
+        deferred_count=outcome.deferred_count,
+        oversized_count=outcome.oversized_count,
+    )
 
 
 async def _committed_result(
@@ -96,182 +196,46 @@ async def _committed_result(
     return DistillationResult.model_validate(row.result) if row else None
 
 
-async def distill_snapshot(
+async def commit(
     store: PostgresMemoryStore,
-    request: DistillRequest,
-    *,
-    registry: MemorySecretRegistry | None = None,
-    distiller: Distiller | None = None,
-    progress: Progress = lambda _: None,
-) -> DistillationResult:
-    ref = parse_memory_ref(request.memory_ref)
-    snapshot = await store.snapshot_info(request.memory_ref, request.snapshot_id)
-    if snapshot is None:
-        raise InvalidInput("snapshotId", "no such snapshot for this memoryRef")
-    base = DistillationResult(
-        memory_ref=str(ref),
-        status="nothing-to-distill",
-        snapshot_id=snapshot.snapshot_id,
-        snapshot_checksum=snapshot.checksum,
-        snapshot_count=snapshot.entry_count,
-        token_budget=request.token_budget,
-    )
-    async with store.engine.connect() as connection:
-        done = await _committed_result(connection, ref, request.run_key)
-    if done is not None:
-        return done
-
-    sources = await _load_sources(store, request, registry, progress, snapshot.entry_count)
-    distiller = distiller or ExtractiveDistiller()
-    progress({"phase": "distilling", "sources": len(sources)})
-    # Tokenising is CPU-bound; a thread keeps the event loop free for heartbeats.
-    outcome = await asyncio.to_thread(
-        distiller.distill, sources, request.token_budget, count_tokens
-    )
-    if not outcome.consumed:
-        return base
-    archive = build_archive(str(ref), request.token_budget, outcome, distiller.name)
-    progress({"phase": "committing", "archiveChecksum": archive.checksum})
-    return await _commit(store, ref, request, base, outcome, archive, registry)
-
-
-async def _commit(
-    store: PostgresMemoryStore,
-    ref: MemoryRef,
-    request: DistillRequest,
+    request: DistillMemoryRequest,
     base: DistillationResult,
     outcome: DistillationOutcome,
     archive: Archive,
     registry: MemorySecretRegistry | None,
 ) -> DistillationResult:
+    """Claim the sources and write everything the run produced, or nothing."""
+    ref = request.memory_ref
     now = store.now()
     # The output passes the chokepoint like any other write (its sources were already
     # redacted, so this is belt and braces for distillers that generate text).
     content = write_redacted(outcome.output_text, registry)
-    byte_size = len(content.encode("utf-8"))
-    output_id = archive.output_id
     async with store.engine.begin() as connection:
         # One distillation per memoryRef commits at a time.
         await connection.execute(
             select(func.pg_advisory_xact_lock(func.hashtextextended(f"distill|{ref}", 0)))
         )
         done = await _committed_result(connection, ref, request.run_key)
-        if done is not None:  # a concurrent duplicate won the race
+        if done is not None:  # a concurrent duplicate of this very run won the race
             return done
-        await connection.execute(
-            pg_insert(A)
-            .values(
-                tenant=ref.tenant,
-                memory_ref=str(ref),
-                checksum=archive.checksum,
-                body=archive.body,
-                run_key=request.run_key,
-                output_id=output_id,
-                source_count=len(outcome.consumed),
-                token_budget=request.token_budget,
-                tokens_used=outcome.tokens_used,
-                byte_size=byte_size,
-                created_at=now,
-                expires_at=now + ARCHIVE_RETENTION,
-            )
-            .on_conflict_do_nothing(index_elements=[A.c.memory_ref, A.c.checksum])
+        await _claim_sources(connection, ref, outcome.consumed, archive.output_id, now)
+        await _park(connection, ref, outcome.oversized)
+        await _insert_archive(connection, ref, request, outcome, archive, content, now)
+        tags = await _insert_distilled_entry(
+            connection, ref, request, outcome, archive, content, now
         )
-        tags = [DISTILLED_TAG, f"compacted-from:{request.run_key}"[:128]]
-        await connection.execute(
-            pg_insert(E)
-            .values(
-                tenant=ref.tenant,
-                memory_ref=str(ref),
-                id=output_id,
-                content=content,
-                content_sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
-                tags=tags,
-                tier=Tier.SEMANTIC.value,
-                version=1,
-                pinned=False,
-                priority=1,
-                metadata={
-                    "archiveChecksum": archive.checksum,
-                    "sourceCount": len(outcome.consumed),
-                },
-                created_at=now,
-                updated_at=now,
-                last_accessed_at=now,
-            )
-            .on_conflict_do_nothing(index_elements=[E.c.memory_ref, E.c.id])
-        )
-        # Mark only the versions the run actually read: an entry edited since the
-        # snapshot carries new content and waits for the next dream.
-        marks = (
-            select(
-                func.unnest(literal([s.entry_id for s in outcome.consumed], ARRAY(Text))).label(
-                    "id"
-                ),
-                func.unnest(literal([s.version for s in outcome.consumed], ARRAY(Integer))).label(
-                    "version"
-                ),
-            )
-        ).subquery("marks")
-        await connection.execute(
-            update(E)
-            .where(scoped(ref), E.c.id == marks.c.id, E.c.version == marks.c.version)
-            .values(distilled_into=output_id)
-        )
-        pending = [
-            PendingEvent(
-                EventType.MEMORY_CREATED,
-                MemoryLifecycle(
-                    memory_ref=str(ref),
-                    memory_id=output_id,
-                    tier=Tier.SEMANTIC,
-                    version=1,
-                    tags=tuple(tags),
-                ),
-            ),
-            PendingEvent(
-                EventType.MEMORY_WRITTEN,
-                MemoryWritten(memory_ref=str(ref), memory_id=output_id, tags=tuple(tags)),
-            ),
-        ]
-        index = None
-        if request.index_emitted:
-            written, index_events = await refresh_index(connection, ref, now)
-            pending += index_events
-            index = IndexUpdate(
-                path=written.path,
-                version=written.version,
-                sha256=written.sha256,
-                size_tokens=written.size_tokens,
-            )
-        source_ids = [s.entry_id for s in outcome.consumed]
-        compacted = MemoryCompacted(
-            memory_ref=str(ref),
-            output_id=output_id,
-            source_ids=tuple(source_ids) if len(source_ids) <= SOURCE_ID_LIMIT else None,
-            source_count=len(source_ids),
-            trigger="host-managed",
-            byte_size=byte_size,
-            distillation=Distillation(
-                token_budget=request.token_budget,
-                tokens_used=outcome.tokens_used,
-                index_updated=index is not None,
-            ),
-        )
-        pending.append(
-            PendingEvent(
-                EventType.MEMORY_COMPACTED, compacted, dedupe_key=f"compacted:{request.run_key}"
-            )
-        )
+        index, index_events = await _refresh_index(connection, ref, request, now)
+        pending = _entry_events(ref, archive.output_id, tags) + index_events
+        pending.append(_compacted_event(ref, request, outcome, archive, content, index))
         seqs = await append_events(connection, ref, pending, now)
         result = base.model_copy(
             update={
                 "status": "distilled",
                 "tokens_used": outcome.tokens_used,
-                "source_count": len(source_ids),
-                "deferred_count": outcome.deferred_count,
-                "output_id": output_id,
+                "source_count": len(outcome.consumed),
+                "output_id": archive.output_id,
                 "archive_checksum": archive.checksum,
-                "byte_size": byte_size,
+                "byte_size": _byte_size(content),
                 "index": index,
                 "compacted_event_seq": seqs[-1],
             }
@@ -286,3 +250,216 @@ async def _commit(
             )
         )
     return result
+
+
+def _byte_size(content: str) -> int:
+    return len(content.encode("utf-8"))
+
+
+async def _claim_sources(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    consumed: Sequence[SourceText],
+    output_id: str,
+    now: datetime,
+) -> None:
+    """Mark every consumed source, at the version read, as distilled into output_id;
+    raise _ClaimLost (rolling the transaction back) unless all of them were still
+    live and unconsumed."""
+    marks = _versions_read("marks", consumed)
+    claimed = (
+        await connection.execute(
+            update(E)
+            .where(
+                scoped(ref),
+                live(now),
+                E.c.distilled_into.is_(None),
+                # The id list lets every plan (a cached generic one too) use the primary
+                # key; without it a stale estimate made PostgreSQL loop over the ref.
+                E.c.id.in_([source.entry_id for source in consumed]),
+                tuple_(E.c.id, E.c.version) == tuple_(marks.c.id, marks.c.version),
+            )
+            .values(distilled_into=output_id)
+            .returning(E.c.id)
+        )
+    ).all()
+    if len(claimed) == len(consumed):
+        return
+    taken = (
+        await connection.execute(
+            select(func.count()).where(
+                scoped(ref),
+                E.c.id.in_([s.entry_id for s in consumed]),
+                E.c.distilled_into.is_not(None),
+                E.c.distilled_into != output_id,
+            )
+        )
+    ).scalar_one()
+    raise _ClaimLost(int(taken))
+
+
+def _versions_read(
+    name: str, sources: Sequence[SourceText], costs: Sequence[int] | None = None
+) -> Subquery:
+    """(id, version[, cost]) rows of what a run read, to match live rows against."""
+    columns = [
+        func.unnest(literal([s.entry_id for s in sources], ARRAY(Text))).label("id"),
+        func.unnest(literal([s.version for s in sources], ARRAY(Integer))).label("version"),
+    ]
+    if costs is not None:
+        columns.append(func.unnest(literal(list(costs), ARRAY(Integer))).label("cost"))
+    return select(*columns).subquery(name)
+
+
+async def _park_oversized(
+    store: PostgresMemoryStore, ref: MemoryRef, oversized: Sequence[tuple[SourceText, int]]
+) -> None:
+    if oversized:
+        async with store.engine.begin() as connection:
+            await _park(connection, ref, oversized)
+
+
+async def _park(
+    connection: AsyncConnection, ref: MemoryRef, oversized: Sequence[tuple[SourceText, int]]
+) -> None:
+    """Record what each oversized source needs, at the version read (an edit since then
+    clears the mark anyway)."""
+    if not oversized:
+        return
+    parked = _versions_read("parked", [s for s, _ in oversized], [c for _, c in oversized])
+    await connection.execute(
+        update(E)
+        .where(
+            scoped(ref),
+            E.c.id.in_([source.entry_id for source, _ in oversized]),
+            tuple_(E.c.id, E.c.version) == tuple_(parked.c.id, parked.c.version),
+        )
+        .values(distill_cost=parked.c.cost)
+    )
+
+
+async def _insert_archive(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    request: DistillMemoryRequest,
+    outcome: DistillationOutcome,
+    archive: Archive,
+    content: str,
+    now: datetime,
+) -> None:
+    await connection.execute(
+        pg_insert(A)
+        .values(
+            tenant=ref.tenant,
+            memory_ref=str(ref),
+            checksum=archive.checksum,
+            body=archive.body,
+            run_key=request.run_key,
+            output_id=archive.output_id,
+            source_count=len(outcome.consumed),
+            token_budget=request.token_budget,
+            tokens_used=outcome.tokens_used,
+            byte_size=_byte_size(content),
+            created_at=now,
+            expires_at=now + ARCHIVE_RETENTION,
+        )
+        .on_conflict_do_nothing(index_elements=[A.c.memory_ref, A.c.checksum])
+    )
+
+
+async def _insert_distilled_entry(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    request: DistillMemoryRequest,
+    outcome: DistillationOutcome,
+    archive: Archive,
+    content: str,
+    now: datetime,
+) -> list[str]:
+    tags = [DISTILLED_TAG, f"compacted-from:{request.run_key}"[:128]]
+    await connection.execute(
+        pg_insert(E)
+        .values(
+            tenant=ref.tenant,
+            memory_ref=str(ref),
+            id=archive.output_id,
+            content=content,
+            content_sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
+            tags=tags,
+            tier=Tier.SEMANTIC.value,
+            version=1,
+            pinned=False,
+            priority=1,
+            metadata={
+                "archiveChecksum": archive.checksum,
+                "sourceCount": len(outcome.consumed),
+            },
+            created_at=now,
+            updated_at=now,
+            last_accessed_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=[E.c.memory_ref, E.c.id])
+    )
+    return tags
+
+
+async def _refresh_index(
+    connection: AsyncConnection, ref: MemoryRef, request: DistillMemoryRequest, now: datetime
+) -> tuple[IndexUpdate | None, list[PendingEvent]]:
+    if not request.index_emitted:
+        return None, []
+    written, events = await refresh_index(connection, ref, now)
+    index = IndexUpdate(
+        path=written.path,
+        version=written.version,
+        sha256=written.sha256,
+        size_tokens=written.size_tokens,
+    )
+    return index, events
+
+
+def _entry_events(ref: MemoryRef, output_id: str, tags: list[str]) -> list[PendingEvent]:
+    return [
+        PendingEvent(
+            EventType.MEMORY_CREATED,
+            MemoryLifecycle(
+                memory_ref=str(ref),
+                memory_id=output_id,
+                tier=Tier.SEMANTIC,
+                version=1,
+                tags=tuple(tags),
+            ),
+        ),
+        PendingEvent(
+            EventType.MEMORY_WRITTEN,
+            MemoryWritten(memory_ref=str(ref), memory_id=output_id, tags=tuple(tags)),
+        ),
+    ]
+
+
+def _compacted_event(
+    ref: MemoryRef,
+    request: DistillMemoryRequest,
+    outcome: DistillationOutcome,
+    archive: Archive,
+    content: str,
+    index: IndexUpdate | None,
+) -> PendingEvent:
+    source_ids = [s.entry_id for s in outcome.consumed]
+    compacted = MemoryCompacted(
+        memory_ref=str(ref),
+        output_id=archive.output_id,
+        source_ids=tuple(source_ids) if len(source_ids) <= SOURCE_ID_LIMIT else None,
+        source_count=len(source_ids),
+        trigger="host-managed",
+        byte_size=_byte_size(content),
+        distillation=Distillation(
+            token_budget=request.token_budget,
+            tokens_used=outcome.tokens_used,
+            index_updated=index is not None,
+        ),
+    )
+    # Keyed on the output, which is derived from the archive, i.e. from the sources.
+    return PendingEvent(
+        EventType.MEMORY_COMPACTED, compacted, dedupe_key=f"compacted:{archive.output_id}"
+    )

@@ -1,48 +1,46 @@
-"""Distillers: turn a frozen set of source entries into one summary under a token budget.
+"""Distillers: turn ranked source entries into one summary under a token budget.
+
+Sources arrive best-ranked first, page by page, straight from the ranked queue in SQL
+(memory/distillation_queue.py); the distiller says after each page whether it wants
+more, so a dream reads about as many rows as its budget can hold, not the backlog.
 
 Token accounting (RFC 0062 §B.2, counted with cl100k_base): ``tokensUsed`` is the input
-the distiller consumed (each unique source text once: exact repeats are recognised by
-hash and never fed twice) plus the output it wrote. Sources that do not fit stay
-undistilled and wait for the next dream, so a small budget over a large backlog still
-makes progress; the run fails with token_budget_exceeded only when not even the
-best-ranked source fits. Pinned sources rank first but are not all required at once:
-with more pinned memory than one budget holds, the rest are taken by the next dreams
-(requiring them all made a large pinned backlog fail every night, forever).
+the distiller consumed (each unique source text once: exact repeats are recognised after
+normalisation and never fed twice) plus the output it wrote. No poison pill:
 
-The default ExtractiveDistiller needs no language model: it ranks by pinned, priority,
-repetition and recency, drops exact repeats, and packs whole entries under the budget.
-Everything here is a pure function of its inputs, so the same sources and budget always
-give the same output.
+- a source that alone costs more than the whole budget is skipped, counted
+  (``oversized``) and parked by the store until a run with a budget that large, or an
+  edit, takes it back: never a reason for every later run to fail;
+- a source that does not fit what is left of the budget is deferred to a later dream;
+- when nothing at all fits (RFC 0062's tokenBudget 1 case) the run fails with
+  token_budget_exceeded, reporting the cheapest source's cost as ``minimumRequired``;
+  the sources it found oversized are parked, so the next run does not fail on them.
+
+The default ExtractiveDistiller needs no language model: it keeps whole entries in rank
+order (pinned, priority, newest), drops exact repeats and writes them out oldest first.
+Everything here is a pure function of the ranked sources and the budget, so the same
+sources and budget always give the same output.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
+
+from schemas.errors import TokenBudgetExceeded
 
 TokenCounter = Callable[[str], int]
 
 LINE_PREFIX = "- "
-# Stop scanning after this many candidates in a row did not fit: the rest of a large
-# backlog is left for the next dream instead of being tokenised for nothing.
+# Once something fits, stop after this many candidates in a row did not: the rest of the
+# backlog waits for the next dream instead of being read and tokenised for nothing.
 MAX_CONSECUTIVE_MISSES = 256
-
-
-class TokenBudgetExceeded(Exception):
-    """Even the best-ranked source alone needs more tokens than the budget allows."""
-
-    code = "token_budget_exceeded"
-
-    def __init__(self, budget: int, minimum_required: int) -> None:
-        super().__init__(
-            f"tokenBudget: {budget} is below the {minimum_required} tokens this corpus "
-            "needs at minimum"
-        )
-        self.budget = budget
-        self.minimum_required = minimum_required
+# Before anything fits, read at most this many candidates (a head of oversized entries
+# must not turn one dream into a scan of the whole backlog).
+MAX_CANDIDATES = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +53,6 @@ class SourceText:
     pinned: bool
     priority: int
     created_at: datetime
-    position: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,18 +70,32 @@ class DistillationOutcome:
     input_tokens: int
     output_tokens: int
     deferred_count: int
+    oversized_count: int
+    # Sources that alone cost more than the budget, with that cost: the store parks them
+    # until a run with a budget that large (or an edit) takes them back.
+    oversized: tuple[tuple[SourceText, int], ...] = ()
+    # Nothing fit at all; the cheapest source's cost is what the budget would need.
+    minimum_required: int | None = None
 
     @property
     def tokens_used(self) -> int:
         return self.input_tokens + self.output_tokens
 
 
+class Packing(Protocol):
+    def offer(self, page: Sequence[SourceText]) -> bool:
+        """Take the next page of ranked sources; True while more would be useful."""
+        ...
+
+    def finish(self) -> DistillationOutcome:
+        """The outcome; ``minimum_required`` is set when sources came but none fit."""
+        ...
+
+
 class Distiller(Protocol):
     name: str
 
-    def distill(
-        self, sources: Sequence[SourceText], budget: int, count_tokens: TokenCounter
-    ) -> DistillationOutcome: ...
+    def start(self, budget: int, count_tokens: TokenCounter) -> Packing: ...
 
 
 def normalise(text: str) -> str:
@@ -96,108 +107,120 @@ def normalise(text: str) -> str:
 
 @dataclass(slots=True)
 class _Group:
+    """One distinct text and every source that repeats it, best-ranked first."""
+
     members: list[SourceText]
+    cost: int = 0
+    chosen: bool = False
 
     @property
     def lead(self) -> SourceText:
         return self.members[0]
 
-    def rank_key(self) -> tuple[bool, int, int, float, int]:
-        newest = max(m.created_at for m in self.members)
-        return (
-            not any(m.pinned for m in self.members),
-            -max(m.priority for m in self.members),
-            -len(self.members),
-            -newest.timestamp(),
-            self.lead.position,
-        )
 
+@dataclass
+class ExtractivePacking:
+    budget: int
+    count_tokens: TokenCounter
+    groups: dict[str, _Group] = field(default_factory=dict)
+    chosen: list[_Group] = field(default_factory=list)
+    # Sources with no words at all (only whitespace or punctuation): consumed for free
+    # and written nowhere, so they never clog the head of the queue.
+    blank: list[SourceText] = field(default_factory=list)
+    spent: int = 0
+    misses: int = 0
+    read: int = 0
+    oversized: int = 0
+    cheapest: int | None = None
 
-def _group_repeats(sources: Sequence[SourceText]) -> list[_Group]:
-    groups: dict[str, _Group] = {}
-    for source in sorted(sources, key=lambda s: s.position):
+    def offer(self, page: Sequence[SourceText]) -> bool:
+        for source in page:
+            self.read += 1
+            self._place(source)
+        if self.chosen and self.misses >= MAX_CONSECUTIVE_MISSES:
+            return False
+        return self.read < MAX_CANDIDATES
+
+    def _place(self, source: SourceText) -> None:
         key = normalise(source.content)
         if not key:
-            continue
-        if key in groups:
-            groups[key].members.append(source)
+            self.blank.append(source)
+            return
+        group = self.groups.get(key)
+        if group is not None:  # a repeat rides along with its text, at no extra cost
+            group.members.append(source)
+            return
+        group = self.groups[key] = _Group([source])
+        text = source.content
+        group.cost = self.count_tokens(text) + self.count_tokens(f"{LINE_PREFIX}{text}\n")
+        self.cheapest = group.cost if self.cheapest is None else min(self.cheapest, group.cost)
+        if group.cost > self.budget:
+            self.oversized += 1
+        elif self.spent + group.cost <= self.budget:
+            group.chosen = True
+            self.chosen.append(group)
+            self.spent += group.cost
+            self.misses = 0
         else:
-            groups[key] = _Group([source])
-    return sorted(groups.values(), key=_Group.rank_key)
+            self.misses += 1
+
+    def finish(self) -> DistillationOutcome:
+        if not self.chosen:
+            return self._outcome([], 0, 0)
+        chosen = list(self.chosen)
+        # Per-line estimates can drift from the exact count of the joined output by a
+        # token or two; drop the lowest-ranked groups until the exact count fits.
+        while True:
+            input_tokens, output_tokens = self._exact(chosen)
+            if input_tokens + output_tokens <= self.budget:
+                return self._outcome(chosen, input_tokens, output_tokens)
+            if len(chosen) == 1:
+                raise TokenBudgetExceeded(self.budget, input_tokens + output_tokens)
+            chosen.pop().chosen = False
+
+    def _outcome(
+        self, chosen: list[_Group], input_tokens: int, output_tokens: int
+    ) -> DistillationOutcome:
+        ordered = _chronological(chosen)
+        consumed = [m for g in chosen for m in g.members] + self.blank
+        oversized = [
+            (m, g.cost) for g in self.groups.values() if g.cost > self.budget for m in g.members
+        ]
+        nothing_fits = not chosen and bool(self.groups)
+        return DistillationOutcome(
+            items=tuple(
+                DistilledItem(
+                    text=g.lead.content,
+                    source_ids=tuple(m.entry_id for m in g.members),
+                    tags=tuple(sorted({t for m in g.members for t in m.tags})),
+                )
+                for g in ordered
+            ),
+            consumed=tuple(sorted(consumed, key=lambda s: s.entry_id)),
+            output_text=_render(ordered),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            deferred_count=self.read - len(consumed) - len(oversized),
+            oversized_count=len(oversized),
+            oversized=tuple(oversized),
+            minimum_required=self.cheapest if nothing_fits else None,
+        )
+
+    def _exact(self, groups: Sequence[_Group]) -> tuple[int, int]:
+        input_tokens = sum(self.count_tokens(g.lead.content) for g in groups)
+        return input_tokens, self.count_tokens(_render(_chronological(groups)))
+
+
+def _chronological(groups: Sequence[_Group]) -> list[_Group]:
+    return sorted(groups, key=lambda g: (g.lead.created_at, g.lead.entry_id))
+
+
+def _render(groups: Sequence[_Group]) -> str:
+    return "".join(f"{LINE_PREFIX}{g.lead.content}\n" for g in groups)
 
 
 class ExtractiveDistiller:
-    name = "extractive/1"
+    name = "extractive/2"
 
-    def distill(
-        self, sources: Sequence[SourceText], budget: int, count_tokens: TokenCounter
-    ) -> DistillationOutcome:
-        ranked = _group_repeats(sources)
-        if not ranked:
-            return DistillationOutcome((), (), "", 0, 0, 0)
-        must = ranked[:1]
-        cost: dict[int, int] = {}
-
-        def group_cost(group: _Group) -> int:
-            # input (the text once) + output (its line, newline included)
-            key = id(group)
-            if key not in cost:
-                text = group.lead.content
-                cost[key] = count_tokens(text) + count_tokens(f"{LINE_PREFIX}{text}\n")
-            return cost[key]
-
-        chosen = list(must)
-        spent = sum(group_cost(g) for g in chosen)
-        if spent > budget:
-            raise TokenBudgetExceeded(budget, self._exact(chosen, count_tokens)[2])
-        misses = 0
-        must_ids = {id(g) for g in must}
-        for group in ranked:
-            if id(group) in must_ids:
-                continue
-            if misses >= MAX_CONSECUTIVE_MISSES:
-                break
-            price = group_cost(group)
-            if spent + price <= budget:
-                chosen.append(group)
-                spent += price
-                misses = 0
-            else:
-                misses += 1
-        # Per-line estimates can drift from the exact count of the joined output by a
-        # token or two; drop the lowest-ranked optional groups until the exact count fits.
-        while True:
-            input_tokens, output_tokens, total = self._exact(chosen, count_tokens)
-            if total <= budget:
-                break
-            if len(chosen) <= len(must):
-                raise TokenBudgetExceeded(budget, total)
-            chosen.pop()
-        ordered = sorted(chosen, key=lambda g: g.lead.position)
-        items = tuple(
-            DistilledItem(
-                text=g.lead.content,
-                source_ids=tuple(m.entry_id for m in g.members),
-                tags=tuple(sorted({t for m in g.members for t in m.tags})),
-            )
-            for g in ordered
-        )
-        consumed = tuple(sorted((m for g in chosen for m in g.members), key=lambda s: s.position))
-        return DistillationOutcome(
-            items=items,
-            consumed=consumed,
-            output_text=self._render(ordered),
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            deferred_count=len(sources) - len(consumed),
-        )
-
-    @staticmethod
-    def _render(groups: Sequence[_Group]) -> str:
-        return "".join(f"{LINE_PREFIX}{g.lead.content}\n" for g in groups)
-
-    def _exact(self, groups: Sequence[_Group], count_tokens: TokenCounter) -> tuple[int, int, int]:
-        input_tokens = sum(count_tokens(g.lead.content) for g in groups)
-        ordered = sorted(groups, key=lambda g: g.lead.position)
-        output_tokens = count_tokens(self._render(ordered))
-        return input_tokens, output_tokens, input_tokens + output_tokens
+    def start(self, budget: int, count_tokens: TokenCounter) -> ExtractivePacking:
+        return ExtractivePacking(budget, count_tokens)

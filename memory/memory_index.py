@@ -31,6 +31,7 @@ from schemas.base import format_instant
 from schemas.capabilities import MEMORY_INDEX_MAX_TOKENS
 from schemas.events import EventType, WorkspaceUpdated
 from schemas.memory_ref import MemoryRef
+from schemas.workflow_io import IndexDigest
 
 INDEX_PATH = "MEMORY-INDEX.json"
 INDEX_MD_PATH = "MEMORY-INDEX.md"
@@ -39,6 +40,8 @@ MAX_TAGS = 50
 E = tables.entries
 A = tables.archives
 W = tables.workspace_files
+TC = tables.tier_counts
+GC = tables.tag_counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,29 +56,58 @@ def _instant(value: datetime | None) -> str | None:
     return format_instant(value) if value else None
 
 
-async def _gather(connection: AsyncConnection, ref: MemoryRef, now: datetime) -> dict[str, Any]:
-    tiers: dict[str, int] = dict(
+async def _tier_counts(
+    connection: AsyncConnection, ref: MemoryRef, now: datetime
+) -> dict[str, int]:
+    """Live entries per tier: the trigger-maintained counts, less the few entries that
+    have expired but are not collected yet (found over the expiry index)."""
+    stored = (
+        await connection.execute(select(TC.c.tier, TC.c.entries).where(TC.c.memory_ref == str(ref)))
+    ).all()
+    expired = (
+        await connection.execute(
+            select(E.c.tier, func.count())
+            .where(scoped(ref), E.c.invalidated_at.is_(None), E.c.expires_at <= now)
+            .group_by(E.c.tier)
+        )
+    ).all()
+    counts = {tier: int(n) for tier, n in stored}
+    for tier, n in expired:
+        counts[tier] = counts.get(tier, 0) - int(n)
+    return counts
+
+
+async def _top_tags(connection: AsyncConnection, ref: MemoryRef, now: datetime) -> list[Any]:
+    """The MAX_TAGS most used tags of live entries, from the maintained tag counts."""
+    tag = func.unnest(E.c.tags).label("tag")
+    expired = (
+        select(tag, func.count().label("n"))
+        .where(scoped(ref), E.c.invalidated_at.is_(None), E.c.expires_at <= now)
+        .group_by("tag")
+        .subquery("expired")
+    )
+    live_count = (GC.c.entries - func.coalesce(expired.c.n, 0)).label("n")
+    return list(
         (
             await connection.execute(
-                select(E.c.tier, func.count()).where(scoped(ref), live(now)).group_by(E.c.tier)
+                select(GC.c.tag, live_count)
+                .select_from(GC.outerjoin(expired, expired.c.tag == GC.c.tag))
+                .where(GC.c.memory_ref == str(ref), live_count > 0)
+                .order_by(live_count.desc(), GC.c.tag)
+                .limit(MAX_TAGS)
             )
         ).all()
     )
+
+
+async def _gather(connection: AsyncConnection, ref: MemoryRef, now: datetime) -> dict[str, Any]:
+    tiers = await _tier_counts(connection, ref, now)
     span = (
         await connection.execute(
             select(func.min(E.c.created_at), func.max(E.c.created_at)).where(scoped(ref), live(now))
         )
     ).one()
-    tag = func.unnest(E.c.tags).label("tag")
-    tag_rows = (
-        await connection.execute(
-            select(tag, func.count().label("n"))
-            .where(scoped(ref), live(now))
-            .group_by("tag")
-            .order_by(func.count().desc(), "tag")
-            .limit(MAX_TAGS)
-        )
-    ).all()
+    tag_rows = await _top_tags(connection, ref, now)
     archives = (
         await connection.execute(
             select(
@@ -242,3 +274,20 @@ async def read_workspace_file(
     )
     row = (await connection.execute(query)).first()
     return (int(row.version), bytes(row.body)) if row else None
+
+
+async def index_digest(connection: AsyncConnection, ref: MemoryRef) -> IndexDigest:
+    """What a session learns from the latest MEMORY-INDEX.json, without its text."""
+    found = await read_workspace_file(connection, ref, INDEX_PATH)
+    if found is None:
+        return IndexDigest(present=False)
+    version, body = found
+    document = json.loads(body)
+    return IndexDigest(
+        present=True,
+        version=version,
+        sha256=hashlib.sha256(body).hexdigest(),
+        size_tokens=int(document["sizeTokens"]),
+        archive_count=int(document["archiveCount"]),
+        entry_count=sum(int(n) for n in document["entryCounts"].values()),
+    )

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete
 
 from memory import tables
-from memory.store import PostgresMemoryStore
-from schemas.memory_ref import parse_memory_ref
+from schemas.memory_ref import MemoryRef, parse_memory_ref
 from schemas.workflow_io import GarbageReport
+
+if TYPE_CHECKING:  # the store calls into this module; no import cycle at run time
+    from memory.store import PostgresMemoryStore
 
 # A snapshot only has to outlive the run that took it (and its retries).
 SNAPSHOT_RETENTION = timedelta(days=1)
 
 
-async def collect_garbage(store: PostgresMemoryStore, memory_ref: str) -> GarbageReport:
+async def collect_garbage(store: PostgresMemoryStore, memory_ref: str | MemoryRef) -> GarbageReport:
     ref = parse_memory_ref(memory_ref)
     now = store.now()
-    expired_entries = await store.gc_expired(memory_ref)
+    expired_entries = await store.gc_expired(str(ref))
     archives, snapshots = tables.archives, tables.snapshots
     async with store.engine.begin() as connection:
         expired_archives = (

@@ -44,6 +44,9 @@ entries = Table(
     Column("last_accessed_at", DateTime(timezone=True), nullable=False),
     Column("expires_at", DateTime(timezone=True)),
     Column("distilled_into", Text),
+    # Tokens this entry alone needs to be distilled, set when a run found it larger than
+    # its budget; runs with smaller budgets skip it (cleared when the content changes).
+    Column("distill_cost", Integer),
     Column("superseded_by", Text),
     Column("invalidated_at", DateTime(timezone=True)),
 )
@@ -139,4 +142,22 @@ workspace_files = Table(
     Column("body", LargeBinary, nullable=False),
     Column("sha256", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# Entry counts per memoryRef, by tier and by tag, maintained by triggers (migration 0005)
+# so MEMORY-INDEX.json never scans the entries.
+tier_counts = Table(
+    "memory_ref_tier_counts",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("tier", Text, primary_key=True),
+    Column("entries", BigInteger, nullable=False),
+)
+
+tag_counts = Table(
+    "memory_ref_tag_counts",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("tag", Text, primary_key=True),
+    Column("entries", BigInteger, nullable=False),
 )

@@ -13,20 +13,27 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory import tables
-from memory.distillation import distill_snapshot
-from memory.distiller import TokenBudgetExceeded
+from memory.distillation import select_sources
+from memory.distiller import ExtractiveDistiller
 from memory.memory_index import INDEX_MD_PATH, INDEX_PATH, read_workspace_file
 from memory.redaction import MemorySecretRegistry
 from memory.store import PostgresMemoryStore
 from memory.tokens import count_tokens
 from schemas import export
 from schemas.capabilities import MEMORY_INDEX_MAX_TOKENS
-from schemas.memory_entry import NewMemoryEntry, Tier
+from schemas.errors import TokenBudgetExceeded
+from schemas.memory_entry import NewMemoryEntry
 from schemas.memory_ref import parse_memory_ref
-from schemas.workflow_io import DistillRequest
+from schemas.workflow_io import DistillMemoryRequest
 from tests.factories import note, unique_ref
 
 CANARY = "sk-canary-7f3a9b2c4d5e6f708192"
+
+
+def _request(ref: str, budget: int, run_key: str = "run-1", sources=None) -> DistillMemoryRequest:
+    return DistillMemoryRequest(
+        memory_ref=ref, token_budget=budget, run_key=run_key, sources=sources
+    )
 
 
 async def _distill(
@@ -35,18 +42,8 @@ async def _distill(
     budget: int,
     run_key: str = "run-1",
     registry: MemorySecretRegistry | None = None,
-    snapshot_id: str | None = None,
 ):
-    snapshot = await store.snapshot(
-        ref,
-        snapshot_id or f"snap-{run_key}",
-        tiers=(Tier.WORKING, Tier.EPISODIC),
-        include_distilled=False,
-    )
-    request = DistillRequest(
-        memory_ref=ref, snapshot_id=snapshot.snapshot_id, token_budget=budget, run_key=run_key
-    )
-    return await distill_snapshot(store, request, registry=registry)
+    return await store.distill(_request(ref, budget, run_key), registry=registry)
 
 
 async def _table_counts(engine: AsyncEngine, ref: str) -> dict[str, int]:
@@ -127,14 +124,16 @@ async def test_unmeetable_budget_fails_atomically(
     await store.put(ref, note("another note"))
     before = await _table_counts(engine, ref)
     with pytest.raises(TokenBudgetExceeded) as info:
-        await _distill(store, ref, budget=10)
-    assert info.value.budget == 10
-    assert info.value.minimum_required > 10
+        await _distill(store, ref, budget=3)
+    assert info.value.budget == 3
+    assert info.value.minimum_required > 3
     assert await _table_counts(engine, ref) == before
-    # The reported minimum is enough.
+    # The reported minimum (the cheapest source) is enough; the pinned entry larger than
+    # the budget was parked by the failed run and is passed over, not failed on.
     result = await _distill(store, ref, budget=info.value.minimum_required, run_key="run-2")
     assert result.status == "distilled"
     assert result.tokens_used <= info.value.minimum_required
+    assert result.source_count == 1 and result.snapshot_count == 1
 
 
 async def test_same_sources_and_budget_give_identical_bytes(
@@ -160,17 +159,31 @@ async def test_same_sources_and_budget_give_identical_bytes(
     for doc in docs:
         doc["memoryRef"] = "x"
     assert docs[0] == docs[1]
-    # ...and, over the very same snapshot, byte for byte.
-    again = await distill_snapshot(
-        store,
-        DistillRequest(
-            memory_ref=refs[0],
-            snapshot_id=results[0].snapshot_id,
-            token_budget=250,
-            run_key="run-again",
-        ),
+    # ...and selecting the same sources twice gives byte-identical archives.
+    fresh = unique_ref(tenant="same-tenant", agent="agent-fresh")
+    await store.put_many(
+        fresh,
+        [
+            NewMemoryEntry(id=f"e{i}", content=f"fact number {i} about the rollout")
+            for i in range(30)
+        ],
     )
-    assert again.archive_checksum == results[0].archive_checksum
+    outcomes = [
+        await select_sources(
+            store,
+            _request(fresh, 250, f"plan-{n}"),
+            registry=None,
+            distiller=ExtractiveDistiller(),
+            progress=lambda _: None,
+        )
+        for n in range(2)
+    ]
+    assert outcomes[0].checksum == outcomes[1].checksum
+    assert outcomes[0].outcome == outcomes[1].outcome
+    result = await _distill(store, fresh, budget=250)
+    doc = json.loads(await _archive_body(engine, fresh, result.archive_checksum or ""))
+    doc["memoryRef"] = "x"
+    assert doc == docs[0]
 
 
 async def test_secret_registered_after_the_write_never_reaches_the_archive(
@@ -201,12 +214,7 @@ async def test_retry_with_the_same_run_key_writes_nothing_twice(
     await _seed(store, ref, n=5)
     first = await _distill(store, ref, budget=2_000)
     after_first = await _table_counts(engine, ref)
-    second = await distill_snapshot(
-        store,
-        DistillRequest(
-            memory_ref=ref, snapshot_id=first.snapshot_id, token_budget=2_000, run_key="run-1"
-        ),
-    )
+    second = await _distill(store, ref, budget=2_000, run_key="run-1")
     assert second == first
     assert await _table_counts(engine, ref) == after_first
     compacted = await store.events(ref, types=["memory.compacted"])
@@ -292,16 +300,12 @@ async def test_recursive_distillation_of_earlier_outputs(store: PostgresMemorySt
     ref = unique_ref()
     await _seed(store, ref, n=3)
     first = await _distill(store, ref, budget=5_000)
-    snapshot = await store.snapshot(ref, "recursive", entry_ids=[first.output_id or ""])
     registry = MemorySecretRegistry("r")
     registry.register("k", "Customer 1 prefers")  # >= 8 chars, re-checked at this level
-    result = await distill_snapshot(
-        store,
-        DistillRequest(
-            memory_ref=ref, snapshot_id=snapshot.snapshot_id, token_budget=5_000, run_key="rec"
-        ),
-        registry=registry,
+    result = await store.distill(
+        _request(ref, 5_000, "rec", sources=(first.output_id or "",)), registry=registry
     )
+    assert result.source_count == 1
     output = await store.get(ref, result.output_id or "")
     assert output is not None and "Customer 1 prefers" not in output.content
     assert "[REDACTED:k]" in output.content
@@ -329,7 +333,7 @@ async def test_archives_are_immutable_and_collected_after_retention(
     later = store.now() + ARCHIVE_RETENTION + timedelta(milliseconds=1)
     aged = PostgresMemoryStore(engine, clock=lambda: later)
     report = await collect_garbage(aged, ref)
-    assert report.expired_archives == 1 and report.old_snapshots >= 1
+    assert report.expired_archives == 1
     counts = await _table_counts(engine, ref)
     assert counts["archives"] == 0
     # The distilled entry itself is long-term memory and stays readable.

@@ -1,0 +1,92 @@
+"""The distillation queue: a memoryRef's undistilled transactional entries, best-ranked
+first, read page by page over one index.
+
+Rank: pinned first, then priority, then newest, then id (a total order, so pages and
+therefore outcomes are deterministic). The partial index ix_entries_distill_queue holds
+exactly the queue (undistilled, not superseded, working/episodic), in rank order, so a
+page costs the same at 10k entries as at 1M, and consumed entries leave the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, bindparam, or_, select, tuple_
+
+from memory import tables
+from memory.distiller import SourceText
+from memory.rows import live, scoped
+from schemas.memory_entry import Tier
+from schemas.memory_ref import MemoryRef
+
+E = tables.entries
+# Distillation reads transactional memory (RFC 0062); semantic memory is the output.
+TRANSACTIONAL_TIERS = (Tier.WORKING, Tier.EPISODIC)
+RANK = (E.c.pinned, E.c.priority, E.c.created_at, E.c.id)
+
+
+def candidates_page(
+    ref: MemoryRef,
+    now: datetime,
+    *,
+    budget: int,
+    after: SourceText | None,
+    limit: int,
+    explicit_ids: Sequence[str] | None = None,
+) -> Select[Any]:
+    """The next ``limit`` unconsumed entries after ``after`` in rank order.
+
+    Entries parked as too large for this budget are passed over. ``explicit_ids``
+    (recursive distillation) selects those entries of any tier instead of the
+    transactional queue; already consumed entries are never candidates."""
+    query = select(
+        E.c.id,
+        E.c.version,
+        E.c.content,
+        E.c.content_sha256,
+        E.c.tags,
+        E.c.pinned,
+        E.c.priority,
+        E.c.created_at,
+    ).where(
+        scoped(ref),
+        live(now),
+        E.c.distilled_into.is_(None),
+        or_(E.c.distill_cost.is_(None), E.c.distill_cost <= budget),
+    )
+    if explicit_ids is not None:
+        query = query.where(E.c.id.in_(list(explicit_ids)))
+    else:
+        # Literal values, not parameters: only then can a cached generic plan match the
+        # partial index's predicate (tier IN ('working', 'episodic')) instead of sorting
+        # the whole queue.
+        query = query.where(
+            E.c.tier.in_(
+                bindparam(
+                    "queue_tiers",
+                    [t.value for t in TRANSACTIONAL_TIERS],
+                    expanding=True,
+                    literal_execute=True,
+                )
+            )
+        )
+    if after is not None:
+        query = query.where(
+            tuple_(*RANK) < tuple_(after.pinned, after.priority, after.created_at, after.entry_id)
+        )
+    return query.order_by(*(column.desc() for column in RANK)).limit(limit)
+
+
+def to_source(row: Any, content: str) -> SourceText:
+    return SourceText(
+        entry_id=row.id,
+        version=row.version,
+        content=content,
+        content_sha256=row.content_sha256,
+        tags=tuple(row.tags),
+        pinned=row.pinned,
+        priority=row.priority,
+        created_at=row.created_at,
+    )
