@@ -59,12 +59,7 @@ def build_worker(
         client,
         task_queue=settings.task_queue,
         workflows=ALL_WORKFLOWS,
-        activities=[
-            activities.create_snapshot,
-            activities.distill,
-            activities.collect_garbage,
-            activities.load_memory_index,
-        ],
+        activities=activities.all(),
         graceful_shutdown_timeout=timedelta(seconds=20),
     )
 
