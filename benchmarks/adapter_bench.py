@@ -11,7 +11,11 @@ get and for a single insert, and prints store/raw for both.
 
 Entries use Tier.SEMANTIC: the working and episodic tiers are capped at 1,000 entries per
 memoryRef (StoreLimits.capacity), so only the uncapped semantic tier can hold 10k/100k
-entries in one ref. Results also go to benchmarks/results/adapter.json.
+entries in one ref. A capped-tier put is measured beside a semantic put (interleaved) in
+the same ref: the episodic tier is first filled to its capacity, so each measured put
+also evicts one entry, the steady state of a busy agent. Its cost must not grow with the
+ref's other entries (target: within 1.5x of the semantic put). Results also go to
+benchmarks/results/adapter.json.
 """
 
 from __future__ import annotations
@@ -176,9 +180,9 @@ def memory_tags(kind: str, rng: random.Random) -> tuple[str, ...]:
     return tuple(tags)
 
 
-def new_entry(rng: random.Random) -> NewMemoryEntry:
+def new_entry(rng: random.Random, tier: Tier = TIER) -> NewMemoryEntry:
     kind = rng.choices(KIND_TAGS, weights=[3, 4, 3])[0]
-    return NewMemoryEntry(content=memory_text(kind, rng), tags=memory_tags(kind, rng), tier=TIER)
+    return NewMemoryEntry(content=memory_text(kind, rng), tags=memory_tags(kind, rng), tier=tier)
 
 
 def query_tags(count: int, rng: random.Random) -> tuple[str, ...]:
@@ -383,6 +387,7 @@ async def run_size(
         "get": round(by_name["get"].p50_ms / by_name["raw get (SELECT)"].p50_ms, 2),
         "put": round(by_name["put (single)"].p50_ms / by_name["raw insert (single)"].p50_ms, 2),
     }
+    capped_put = by_name[capped_put_name(size)].p50_ms / by_name[SEMANTIC_PUT].p50_ms
     return {
         "size": size,
         "memory_ref": ref,
@@ -391,6 +396,7 @@ async def run_size(
         "entries_after_run": final_count,
         "ops": ops,
         "ratios_p50_store_over_raw": ratios,
+        "ratio_p50_episodic_put_over_semantic_put": round(capped_put, 2),
         "_stats": stats,
     }
 
@@ -539,6 +545,8 @@ async def measure_ops(
         Stat("raw put-equivalent tx", await measure(raw_put_tx, n_diag), "diagnostic: same SQL")
     )
 
+    stats.extend(await measure_capped_put(store, raw, ref, len(ids), samples, rng))
+
     n_batches = samples.n(50, 5)
     batches = [[new_entry(rng) for _ in range(100)] for _ in range(n_batches + 3)]
 
@@ -549,7 +557,55 @@ async def measure_ops(
     return stats
 
 
+SEMANTIC_PUT = "put, semantic tier"
+
+
+def capped_put_name(size: int) -> str:
+    label = f"{size // 1000}k" if size % 1000 == 0 else f"{size:,}"
+    return f"put, episodic tier, {label} entries in the ref"
+
+
+async def measure_capped_put(
+    store: PostgresMemoryStore,
+    raw: asyncpg.Connection,
+    ref: str,
+    size: int,
+    samples: Samples,
+    rng: random.Random,
+) -> list[Stat]:
+    """An episodic (capped) put next to a semantic put, interleaved, in the loaded ref.
+
+    The episodic tier is filled to capacity first, so every measured put also counts the
+    tier and evicts one entry under the tier lock: the cost that must stay bounded by the
+    tier's capacity, not by the ref's size."""
+    capacity = store.limits.capacity[Tier.EPISODIC]
+    await store.put_many(ref, [new_entry(rng, Tier.EPISODIC) for _ in range(capacity)])
+    # Steady state again, as after the main load: statistics that know the tier exists.
+    await raw.execute("VACUUM (ANALYZE) memory_entries")
+    n_put = samples.n(300, 30)
+    semantic = [new_entry(rng) for _ in range(n_put + 20)]
+    episodic = [new_entry(rng, Tier.EPISODIC) for _ in range(n_put + 20)]
+
+    async def semantic_put(i: int) -> object:
+        return await store.put(ref, semantic[i])
+
+    async def episodic_put(i: int) -> object:
+        return await store.put(ref, episodic[i])
+
+    t_semantic, t_episodic = await measure_pair(semantic_put, episodic_put, n_put)
+    return [
+        Stat(SEMANTIC_PUT, t_semantic, "uncapped tier; interleaved with the row below"),
+        Stat(
+            capped_put_name(size),
+            t_episodic,
+            f"tier full ({capacity:,}): lock + count + evict one",
+        ),
+    ]
+
+
 # ---------------------------------------------------------------------- output
+
+NAME_WIDTH = 44
 
 
 def print_size(result: dict[str, Any]) -> None:
@@ -565,17 +621,18 @@ def print_size(result: dict[str, Any]) -> None:
         f"(batch p50 {load_stats['batch_p50_ms']:.0f} ms, p99 {load_stats['batch_p99_ms']:.0f} ms;"
         f" mean content {load_stats['mean_content_chars']:.0f} chars)"
     )
-    header = f"{'operation':<28}{'samples':>8}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}  note"
+    columns = f"{'samples':>8}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}"
+    header = f"{'operation':<{NAME_WIDTH}}{columns}  note"
     print(header)
     print("-" * len(header))
     for stat in result["_stats"]:
         print(
-            f"{stat.name:<28}{len(stat.seconds):>8}{stat.p50_ms:>10.3f}{stat.p99_ms:>10.3f}"
+            f"{stat.name:<{NAME_WIDTH}}{len(stat.seconds):>8}{stat.p50_ms:>10.3f}{stat.p99_ms:>10.3f}"
             f"{stat.mean_ms:>10.3f}  {stat.note}"
         )
         if stat.per > 1:
             print(
-                f"{'  ... per entry':<28}{'':>8}{stat.p50_ms / stat.per:>10.3f}"
+                f"{'  ... per entry':<{NAME_WIDTH}}{'':>8}{stat.p50_ms / stat.per:>10.3f}"
                 f"{stat.p99_ms / stat.per:>10.3f}{stat.mean_ms / stat.per:>10.3f}"
                 f"  {stat.per / (stat.mean_ms / 1000):,.0f} entries/s"
             )
@@ -583,6 +640,10 @@ def print_size(result: dict[str, Any]) -> None:
     print(
         f"store/raw at p50: get {ratios['get']:.2f}x, put {ratios['put']:.2f}x "
         f"(entries after run: {result['entries_after_run']:,})"
+    )
+    print(
+        f"episodic put / semantic put at p50: "
+        f"{result['ratio_p50_episodic_put_over_semantic_put']:.2f}x (target <= 1.5x)"
     )
 
 

@@ -1,21 +1,46 @@
 """Per-memoryRef tier capacity with LRU eviction (OpenIntent RFC-0015 §2).
 
 Eviction order: expired entries first, then lowest priority, then least recently
-accessed. Pinned entries count against capacity but are never evicted; when only pinned
-entries remain the write fails with CapacityExceeded and its transaction rolls back.
+accessed (then id). Pinned entries count against capacity but are never evicted; when
+only pinned entries remain the write fails with CapacityExceeded and its transaction
+rolls back.
+
+Cost: every write to a capped tier runs here under the tier lock, so these statements
+read only the tier's own entries (bounded by its capacity) through the indexes of
+migration 0003, never the rest of the memoryRef, which may hold any number of semantic
+entries. They are built once, with bind parameters: building and cache-keying the
+eviction statement on every write cost more than running it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import case, delete, func, select
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    Integer,
+    Select,
+    Text,
+    all_,
+    and_,
+    any_,
+    bindparam,
+    delete,
+    func,
+    literal_column,
+    or_,
+    select,
+    true,
+    union_all,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.event_log import PendingEvent
-from memory.rows import scoped
+from memory.rows import SCOPED_BY_PARAMS, scope_params
 from schemas.errors import CapacityExceeded
 from schemas.events import EventType, MemoryLifecycle
 from schemas.memory_entry import Tier
@@ -23,12 +48,71 @@ from schemas.memory_ref import MemoryRef
 
 E = tables.entries
 
+_IN_TIER = and_(SCOPED_BY_PARAMS, E.c.tier == bindparam("tier"))
+# Serialise writers to one (memoryRef, tier) so two puts can't both see room.
+_LOCK = select(func.pg_advisory_xact_lock(func.hashtextextended(bindparam("lock_key"), 0)))
+# How far over capacity the tier is, counted by an index-only scan of ix_entries_ref_tier:
+# this tier's entries only.
+_OVERFLOW = (
+    select((func.count() - bindparam("capacity", type_=Integer)).label("n"))
+    .where(_IN_TIER)
+    .cte("overflow")
+)
+
+
+def _victims(limit: ColumnElement[int]) -> Select[tuple[str]]:
+    """The ``limit`` entries to evict: expired first, then in eviction order.
+
+    One ORDER BY starting with "expired first" can use no index, so it sorted the whole
+    tier on every write. Two branches, each limited, read about ``limit`` rows instead:
+    expired entries by a range scan of ix_entries_ref_tier (expires_at <= now), the
+    others straight off ix_entries_eviction, whose order is the eviction order. The outer
+    sort sees at most 2 x limit rows.
+    """
+    evictable = (
+        _IN_TIER,
+        ~E.c.pinned,  # spelled as ix_entries_eviction's predicate, so the planner may use it
+        # The entries just written never make room for themselves. One array parameter,
+        # not an expanding IN list: the SQL text (and its prepared statement) stays the
+        # same whatever the batch size.
+        E.c.id != all_(bindparam("protected_ids", type_=ARRAY(Text))),
+    )
+    expired = E.c.expires_at <= bindparam("now")
+    branches = [
+        select(E.c.id, literal_column(rank).label("rank"), E.c.priority, E.c.last_accessed_at)
+        .where(*evictable, condition)
+        .order_by(E.c.priority, E.c.last_accessed_at, E.c.id)
+        .limit(limit)
+        for rank, condition in (("0", expired), ("1", or_(E.c.expires_at.is_(None), ~expired)))
+    ]
+    picked = union_all(*branches).subquery()
+    return (
+        select(picked.c.id)
+        .order_by(picked.c.rank, picked.c.priority, picked.c.last_accessed_at, picked.c.id)
+        .limit(limit)
+    )
+
+
+# RFC-0015 §9.3: evicted entries are deleted, not soft-deleted. "= ANY(ARRAY(victims))"
+# picks the victims first and then deletes them by primary key; "IN (victims)" let the
+# planner, misled by stale statistics, run the pick once per entry of the whole ref.
+_VICTIMS = _victims(select(func.greatest(_OVERFLOW.c.n, 0)).scalar_subquery())
+_EVICTED = (
+    delete(E)
+    .where(SCOPED_BY_PARAMS, E.c.id == any_(func.array(_VICTIMS.scalar_subquery())))
+    .returning(E.c.id, E.c.namespace, E.c.key, E.c.version, E.c.tags)
+    .cte("evicted")
+)
+# Count and evict in one round trip (this runs on every capped write). The outer join
+# yields one row even when nothing was evicted, so the overflow is always known.
+_COUNT_AND_EVICT = select(_OVERFLOW.c.n.label("overflow"), _EVICTED).select_from(
+    _OVERFLOW.outerjoin(_EVICTED, true())
+)
+
 
 async def lock_tier(connection: AsyncConnection, ref: MemoryRef, tier: Tier) -> None:
     """Serialise writers to one (memoryRef, tier) so two puts can't both see room."""
-    await connection.execute(
-        select(func.pg_advisory_xact_lock(func.hashtextextended(f"{ref}|{tier.value}", 0)))
-    )
+    await connection.execute(_LOCK, {"lock_key": f"{ref}|{tier.value}"})
 
 
 async def evict_over_capacity(
@@ -41,26 +125,16 @@ async def evict_over_capacity(
 ) -> list[PendingEvent]:
     """Make room after a write; the entries just written (protected_ids) never make room
     for themselves, so a tier full of pinned entries rejects the write instead."""
-    in_tier = scoped(ref) & (E.c.tier == tier.value)
-    count = (await connection.execute(select(func.count()).where(in_tier))).scalar_one()
-    overflow = count - capacity
-    if overflow <= 0:
-        return []
-    expired_first = case((E.c.expires_at <= now, 0), else_=1)
-    victims = (
-        select(E.c.id)
-        .where(in_tier, E.c.pinned.is_(False), E.c.id.not_in(list(protected_ids)))
-        .order_by(expired_first, E.c.priority, E.c.last_accessed_at, E.c.id)
-        .limit(overflow)
-        .scalar_subquery()
-    )
-    # RFC-0015 §9.3: evicted entries are deleted, not soft-deleted.
-    result = await connection.execute(
-        delete(E)
-        .where(scoped(ref), E.c.id.in_(victims))
-        .returning(E.c.id, E.c.namespace, E.c.key, E.c.version, E.c.tags)
-    )
-    evicted = result.all()
+    params: dict[str, Any] = {
+        **scope_params(ref),
+        "tier": tier.value,
+        "capacity": capacity,
+        "now": now,
+        "protected_ids": list(protected_ids),
+    }
+    rows = (await connection.execute(_COUNT_AND_EVICT, params)).all()
+    overflow = rows[0].overflow
+    evicted = [row for row in rows if row.id is not None]
     if len(evicted) < overflow:
         raise CapacityExceeded(tier.value, capacity)
     return [

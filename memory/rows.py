@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_
+from sqlalchemy import ColumnElement, and_, bindparam, or_
 
 from memory import tables
 from schemas.memory_entry import Attribution, HostMemoryEntry, Priority, Tier
@@ -45,3 +45,14 @@ def to_host_entry(row: Any) -> HostMemoryEntry:
         last_accessed_at=row.last_accessed_at,
         content_sha256=row.content_sha256,
     )
+
+
+# scoped() with the tenant and the ref as bind parameters, for statements built once at
+# import and run on every write (memory/capacity.py). Bind them with scope_params(ref).
+SCOPED_BY_PARAMS: ColumnElement[bool] = and_(
+    E.c.tenant == bindparam("scope_tenant"), E.c.memory_ref == bindparam("scope_ref")
+)
+
+
+def scope_params(ref: MemoryRef) -> dict[str, str]:
+    return {"scope_tenant": ref.tenant, "scope_ref": str(ref)}

@@ -6,6 +6,11 @@ Three rules shape every method:
 - SR-1: every write of content goes through memory.redaction.write_redacted.
 - TTL: every read filters by memory.rows.live(now), so an expired entry never surfaces.
 Each write and the events describing it commit in one transaction.
+
+Every value from a caller passes the input gate below before any SQL runs: a write with a
+value PostgreSQL cannot hold raises InvalidInput naming the field and the rule; a read
+with an id or key no valid entry can have finds nothing. No driver error escapes for bad
+input, so none can quote the value.
 """
 
 from __future__ import annotations
@@ -17,16 +22,22 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
-from sqlalchemy import ColumnElement, delete, func, insert, select, update
+from pydantic import BaseModel, StringConstraints, TypeAdapter, ValidationError
+from sqlalchemy import ColumnElement, case, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from memory import tables
+from memory.adapter import HostMemoryStore
 from memory.capacity import evict_over_capacity, lock_tier
+from memory.distillation import distill
+from memory.distiller import Distiller
 from memory.event_log import PendingEvent, append_events, read_events
+from memory.memory_index import index_digest
 from memory.redaction import MemorySecretRegistry, write_redacted
+from memory.retention import collect_garbage
 from memory.rows import live, scoped, to_host_entry
 from memory.snapshots import (
     SnapshotItem,
@@ -43,23 +54,29 @@ from schemas.errors import (
     VersionConflict,
 )
 from schemas.events import EventRecord, EventType, MemoryLifecycle, MemoryWritten
+from schemas.input_rules import CHECK_TEXT, invalid_input
 from schemas.memory_entry import (
     MAX_CONTENT_BYTES,
     MAX_LIST_LIMIT,
     Attribution,
     EntryChanges,
+    EntryId,
     ForgetRequest,
     HostMemoryEntry,
     MemoryEntry,
     MemoryListOptions,
     MemoryQuery,
+    Name,
     NewMemoryEntry,
+    Tag,
     Tier,
 )
 from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
 from schemas.snapshot import SnapshotInfo
+from schemas.workflow_io import DistillationResult, DistillMemoryRequest, GarbageReport, IndexDigest
 
 E = tables.entries
+Progress = Callable[[dict[str, object]], None]
 DEFAULT_LIST_LIMIT = 100
 # What a deletion returns to describe each removed entry in its lifecycle event.
 _REMOVED = (E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
@@ -88,6 +105,87 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# ---------------------------------------------------------------------- input gate
+#
+# Every value a caller hands the store passes through these helpers before any SQL runs,
+# so a bad value becomes InvalidInput naming the field and the rule (never the value), and
+# never a driver error that may quote the statement's data. Models are re-validated
+# because a caller may have built them with model_construct or mutated them.
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+MAX_INT32 = 2**31 - 1
+MAX_INT64 = 2**63 - 1
+_ENTRY_ID: TypeAdapter[str] = TypeAdapter(EntryId)
+_NAME: TypeAdapter[str] = TypeAdapter(Name)
+_TAG: TypeAdapter[str] = TypeAdapter(Tag)
+# Snapshot ids and event types have no grammar of their own: any text PostgreSQL can hold.
+_TEXT_ID: TypeAdapter[str] = TypeAdapter(
+    Annotated[str, StringConstraints(min_length=1, max_length=512), CHECK_TEXT]
+)
+_TIER: TypeAdapter[Tier] = TypeAdapter(Tier)
+# The fields a read matches entries by: a value no entry can hold there finds nothing.
+_LIST_MATCH = frozenset({"tag"})
+_QUERY_MATCH = frozenset({"tagsAll", "tagsAny", "tier", "namespace", "subject"})
+
+
+def _checked(model: type[M], value: object) -> M:
+    """``value`` validated as ``model``, or InvalidInput naming the first broken rule."""
+    data = value.__dict__ if isinstance(value, BaseModel) else value
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise invalid_input(error, model) from None
+
+
+def _checked_value(adapter: TypeAdapter[T], value: object, field: str, strict: bool = True) -> T:
+    try:
+        return adapter.validate_python(value, strict=strict)
+    except ValidationError as error:
+        raise invalid_input(error, field=field) from None
+
+
+def _possible(adapter: TypeAdapter[str], value: object) -> bool:
+    """Could a stored entry hold ``value`` (an id, a namespace, a key)? Reads answer
+    "nothing there" for a value no valid entry can hold instead of raising."""
+    try:
+        adapter.validate_python(value, strict=True)
+    except ValidationError:
+        return False
+    return True
+
+
+def _read_filter(model: type[M], value: object, matched_by: frozenset[str]) -> M | None:
+    """A read's options: None when a field entries are matched by holds a value no entry
+    can hold (the read finds nothing); any other bad value (a limit) is InvalidInput."""
+    try:
+        return _checked(model, value)
+    except InvalidInput as error:
+        if error.field in matched_by:
+            return None
+        raise
+
+
+def _read_query(query: object) -> MemoryQuery | None:
+    """A query's filters, or None when it can match nothing (see _read_filter). tagsAny is
+    an OR: a tag no entry can carry drops out, and only when none is left does the
+    query match nothing (an empty tagsAny would mean "any tags at all")."""
+    data = dict(query.__dict__) if isinstance(query, BaseModel) else query
+    if isinstance(data, dict) and isinstance(data.get("tags_any"), tuple | list):
+        possible = tuple(tag for tag in data["tags_any"] if _possible(_TAG, tag))
+        if data["tags_any"] and not possible:
+            return None
+        data["tags_any"] = possible
+    return _read_filter(MemoryQuery, data, _QUERY_MATCH)
+
+
+def _checked_int(field: str, value: object, low: int, high: int) -> int:
+    # bool is an int subclass; a flag passed as a count is a caller bug, not a count.
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise InvalidInput(field, f"must be an integer from {low} to {high}")
+    return value
+
+
 class PostgresMemoryStore:
     def __init__(
         self,
@@ -114,9 +212,10 @@ class PostgresMemoryStore:
         self, memory_ref: str, options: MemoryListOptions | None = None
     ) -> builtins.list[MemoryEntry]:
         ref = try_parse_memory_ref(memory_ref)
-        if ref is None:
+        checked = _read_filter(MemoryListOptions, options or MemoryListOptions(), _LIST_MATCH)
+        if ref is None or checked is None:
             return []
-        options = options or MemoryListOptions()
+        options = checked
         limit = min(options.limit or DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
         query = (
             select(E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.expires_at)
@@ -150,7 +249,7 @@ class PostgresMemoryStore:
     ) -> HostMemoryEntry | None:
         """Read one entry; ``touch`` records the access for LRU eviction."""
         ref = try_parse_memory_ref(memory_ref)
-        if ref is None or not isinstance(memory_id, str) or not memory_id:
+        if ref is None or not _possible(_ENTRY_ID, memory_id):
             return None
         now = self.now()
         hit = select(E).where(scoped(ref), E.c.id == memory_id, live(now))
@@ -167,7 +266,7 @@ class PostgresMemoryStore:
 
     async def get_by_key(self, memory_ref: str, namespace: str, key: str) -> HostMemoryEntry | None:
         ref = try_parse_memory_ref(memory_ref)
-        if ref is None:
+        if ref is None or not (_possible(_NAME, namespace) and _possible(_NAME, key)):
             return None
         query = select(E).where(
             scoped(ref), E.c.namespace == namespace, E.c.key == key, live(self.now())
@@ -197,8 +296,10 @@ class PostgresMemoryStore:
     async def query(self, memory_ref: str, query: MemoryQuery) -> builtins.list[HostMemoryEntry]:
         """OpenIntent tag query (tagsAll AND, tagsAny OR), newest first."""
         ref = try_parse_memory_ref(memory_ref)
-        if ref is None:
+        checked = _read_query(query)
+        if ref is None or checked is None:
             return []
+        query = checked
         statement = (
             select(E)
             .where(*self._query_filter(ref, query))
@@ -211,17 +312,17 @@ class PostgresMemoryStore:
 
     async def count(self, memory_ref: str, query: MemoryQuery | None = None) -> int:
         ref = try_parse_memory_ref(memory_ref)
-        if ref is None:
+        checked = _read_query(query or MemoryQuery())
+        if ref is None or checked is None:
             return 0
-        statement = select(func.count()).where(*self._query_filter(ref, query or MemoryQuery()))
+        statement = select(func.count()).where(*self._query_filter(ref, checked))
         async with self._autocommit.connect() as connection:
             return int((await connection.execute(statement)).scalar_one())
 
     # ------------------------------------------------------------------ writes
 
     def _checked_content(self, content: str, registry: MemorySecretRegistry | None) -> str:
-        if "\x00" in content:
-            raise InvalidInput("content", "must not contain NUL characters")
+        # NUL and surrogates were refused by the model rules (schemas/memory_entry.py).
         limit = self.limits.max_content_bytes
         size = len(content.encode("utf-8"))
         if size > limit:
@@ -328,6 +429,9 @@ class PostgresMemoryStore:
     ) -> builtins.list[HostMemoryEntry]:
         """Insert entries atomically: all of them (with their events) or none."""
         ref = parse_memory_ref(memory_ref)
+        entries = [_checked(NewMemoryEntry, entry) for entry in entries]
+        if attribution is not None:
+            attribution = _checked(Attribution, attribution)
         now = self.now()
         rows = [self._new_row(ref, entry, secrets, attribution, now) for entry in entries]
         if not rows:
@@ -380,6 +484,11 @@ class PostgresMemoryStore:
     ) -> HostMemoryEntry:
         """Optimistic-concurrency update: succeeds only at ``expected_version``."""
         ref = parse_memory_ref(memory_ref)
+        memory_id = _checked_value(_ENTRY_ID, memory_id, "id")
+        expected_version = _checked_int("expectedVersion", expected_version, 1, MAX_INT32)
+        changes = _checked(EntryChanges, changes)
+        if attribution is not None:
+            attribution = _checked(Attribution, attribution)
         now = self.now()
         values: dict[str, Any] = {
             "version": E.c.version + 1,
@@ -390,6 +499,12 @@ class PostgresMemoryStore:
             content = self._checked_content(changes.content, secrets)
             values["content"] = content
             values["content_sha256"] = _sha256(content)
+            # Edited content has not been distilled: clearing the consumed mark puts the
+            # entry back in the distillation queue. Re-sending identical content is no edit.
+            unchanged = E.c.content_sha256 == values["content_sha256"]
+            values["distilled_into"] = case((unchanged, E.c.distilled_into), else_=None)
+            # Its size changed too: a parked "too large for the budget" mark is stale.
+            values["distill_cost"] = case((unchanged, E.c.distill_cost), else_=None)
         if changes.tags is not None:
             values["tags"] = list(dict.fromkeys(changes.tags))
         if changes.pinned is not None:
@@ -432,12 +547,15 @@ class PostgresMemoryStore:
 
     async def delete(self, memory_ref: str, memory_id: str) -> bool:
         ref = parse_memory_ref(memory_ref)
+        if not _possible(_ENTRY_ID, memory_id):
+            return False
         removed = await self._delete_where(ref, [E.c.id == memory_id], reason="delete")
         return removed == 1
 
     async def forget(self, memory_ref: str, request: ForgetRequest) -> int:
         """Erase from live memory by ids, tag or subject (RFC 0080 retention.forget)."""
         ref = parse_memory_ref(memory_ref)
+        request = _checked(ForgetRequest, request)
         if not (request.ids or request.tag or request.subject):
             raise InvalidInput("forget", "give at least one of ids, tag or subject")
         if request.tenant_wide and (request.ids or request.tag or not request.subject):
@@ -514,6 +632,7 @@ class PostgresMemoryStore:
 
         Reads never depend on this (they filter by expiry); GC only reclaims space."""
         ref = parse_memory_ref(memory_ref) if memory_ref is not None else None
+        batch_size = _checked_int("batchSize", batch_size, 1, MAX_INT32)
         total = 0
         while True:
             now = self.now()
@@ -549,6 +668,11 @@ class PostgresMemoryStore:
     ) -> SnapshotInfo:
         """Freeze the live entries (optionally only some tiers or ids) under snapshot_id."""
         ref = parse_memory_ref(memory_ref)
+        snapshot_id = _checked_value(_TEXT_ID, snapshot_id, "snapshotId")
+        if tiers is not None:
+            tiers = [_checked_value(_TIER, tier, "tiers", strict=False) for tier in tiers]
+        if entry_ids is not None:
+            entry_ids = [_checked_value(_ENTRY_ID, entry_id, "entryIds") for entry_id in entry_ids]
         async with self.engine.begin() as connection:
             return await create_snapshot(
                 connection,
@@ -562,7 +686,7 @@ class PostgresMemoryStore:
 
     async def snapshot_info(self, memory_ref: str, snapshot_id: str) -> SnapshotInfo | None:
         ref = try_parse_memory_ref(memory_ref)
-        if ref is None:
+        if ref is None or not _possible(_TEXT_ID, snapshot_id):
             return None
         async with self._autocommit.connect() as connection:
             return await get_snapshot_info(connection, ref, snapshot_id)
@@ -571,7 +695,9 @@ class PostgresMemoryStore:
         self, memory_ref: str, snapshot_id: str, *, start: int = 0, limit: int = 1000
     ) -> builtins.list[SnapshotItem]:
         ref = try_parse_memory_ref(memory_ref)
-        if ref is None:
+        start = _checked_int("start", start, 0, MAX_INT32)
+        limit = _checked_int("limit", limit, 1, MAX_INT32)
+        if ref is None or not _possible(_TEXT_ID, snapshot_id):
             return []
         async with self._autocommit.connect() as connection:
             return await read_snapshot_items(connection, ref, snapshot_id, start=start, limit=limit)
@@ -585,10 +711,33 @@ class PostgresMemoryStore:
         types: Sequence[str] | None = None,
     ) -> builtins.list[EventRecord]:
         ref = try_parse_memory_ref(memory_ref)
-        if ref is None:
+        after_seq = _checked_int("afterSeq", after_seq, 0, MAX_INT64)
+        limit = _checked_int("limit", limit, 1, MAX_INT32)
+        if ref is None or (types is not None and not all(_possible(_TEXT_ID, t) for t in types)):
             return []
         async with self._autocommit.connect() as connection:
             return await read_events(connection, ref, after_seq=after_seq, limit=limit, types=types)
+
+    # ------------------------------------------------------------------ maintenance
+
+    async def distill(
+        self,
+        request: DistillMemoryRequest,
+        *,
+        registry: MemorySecretRegistry | None = None,
+        distiller: Distiller | None = None,
+        progress: Progress = lambda _: None,
+    ) -> DistillationResult:
+        return await distill(
+            self, request, registry=registry, distiller=distiller, progress=progress
+        )
+
+    async def collect_garbage(self, memory_ref: str | MemoryRef) -> GarbageReport:
+        return await collect_garbage(self, memory_ref)
+
+    async def index_digest(self, memory_ref: str | MemoryRef) -> IndexDigest:
+        async with self._autocommit.connect() as connection:
+            return await index_digest(connection, parse_memory_ref(memory_ref))
 
 
 class _RowView:
@@ -596,3 +745,9 @@ class _RowView:
 
     def __init__(self, row: Mapping[str, Any]) -> None:
         self.__dict__.update(row)
+
+
+def _implements_the_adapter(store: PostgresMemoryStore) -> HostMemoryStore:
+    """Never called: mypy checks here that the store implements the protocol the
+    activities depend on (memory/adapter.py), so the two cannot drift apart."""
+    return store

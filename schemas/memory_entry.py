@@ -8,19 +8,26 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints
 
 from schemas.base import Instant, WireModel
+from schemas.input_rules import CHECK_TEXT, Metadata, SafeText
 
 MAX_CONTENT_BYTES = 64 * 1024
 MAX_TAGS = 64
 MAX_LIST_LIMIT = 1000
 
 Tag = Annotated[
-    str, StringConstraints(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]+$")
+    str,
+    StringConstraints(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]+$"),
+    CHECK_TEXT,
 ]
 EntryId = Annotated[
-    str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+    str,
+    StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"),
+    CHECK_TEXT,
 ]
 Name = Annotated[
-    str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+    str,
+    StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$"),
+    CHECK_TEXT,
 ]
 
 
@@ -67,9 +74,9 @@ class MemoryListOptions(WireModel):
 class Attribution(WireModel):
     """Who caused a write (RFC 0057 memory.written provenance): ids only."""
 
-    agent_id: str | None = Field(default=None, max_length=128)
-    node_id: str | None = Field(default=None, max_length=128)
-    run_id: str | None = Field(default=None, max_length=256)
+    agent_id: Annotated[str, StringConstraints(max_length=128), CHECK_TEXT] | None = None
+    node_id: Annotated[str, StringConstraints(max_length=128), CHECK_TEXT] | None = None
+    run_id: Annotated[str, StringConstraints(max_length=256), CHECK_TEXT] | None = None
 
 
 class HostMemoryEntry(MemoryEntry):
@@ -101,7 +108,7 @@ class HostMemoryEntry(MemoryEntry):
 class NewMemoryEntry(WireModel):
     """What a host write supplies. The store issues id/version/timestamps."""
 
-    content: str
+    content: SafeText
     tags: tuple[Tag, ...] = Field(default=(), max_length=MAX_TAGS)
     tier: Tier = Tier.EPISODIC
     id: EntryId | None = None
@@ -110,18 +117,18 @@ class NewMemoryEntry(WireModel):
     pinned: bool = False
     priority: Priority = Priority.NORMAL
     subject: Name | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     expires_at: Instant | None = None
 
 
 class EntryChanges(WireModel):
     """A partial update; unset fields keep their value. Requires the expected version."""
 
-    content: str | None = None
+    content: SafeText | None = None
     tags: tuple[Tag, ...] | None = Field(default=None, max_length=MAX_TAGS)
     pinned: bool | None = None
     priority: Priority | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     expires_at: Instant | None = None
 
 

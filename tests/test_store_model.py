@@ -150,8 +150,10 @@ async def test_content_cap_names_the_field_and_limit(store: PostgresMemoryStore)
     message = str(info.value)
     assert "content" in message and str(MAX_CONTENT_BYTES) in message
     assert "é" not in message
+    # The model refuses NUL when it is built; model_construct skips that, so the store's
+    # own check is what answers here.
     with pytest.raises(InvalidInput, match="content"):
-        await store.put(ref, note("nul\x00byte"))
+        await store.put(ref, NewMemoryEntry.model_construct(content="nul\x00byte"))
 
 
 async def test_bad_batch_stores_nothing(engine: AsyncEngine, store: PostgresMemoryStore) -> None:
@@ -255,3 +257,40 @@ async def test_working_memory_is_archived_at_task_end(store: PostgresMemoryStore
     assert [e.payload["memoryId"] for e in archived] == [working.id]
     assert archived[0].payload["reason"] == "task-complete"
     assert "scratch" not in str(archived[0].payload)
+
+
+async def test_editing_content_clears_the_distilled_mark(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    ref = unique_ref()
+    entry = await store.put(ref, note("the renewal is due in March", "renewal"))
+
+    async def distilled_into() -> str | None:
+        async with engine.connect() as connection:
+            return (
+                await connection.execute(
+                    select(tables.entries.c.distilled_into).where(
+                        tables.entries.c.memory_ref == ref, tables.entries.c.id == entry.id
+                    )
+                )
+            ).scalar_one()
+
+    # As if a dream had consumed it (memory/distillation.py marks sources this way).
+    async with engine.begin() as connection:
+        await connection.execute(
+            text(
+                "UPDATE memory_entries SET distilled_into = 'dist-1' "
+                "WHERE memory_ref = :ref AND id = :id"
+            ),
+            {"ref": ref, "id": entry.id},
+        )
+    await store.update(ref, entry.id, EntryChanges(tags=("renewal", "q1")), expected_version=1)
+    assert await distilled_into() == "dist-1"  # tags alone change no distilled fact
+    await store.update(
+        ref, entry.id, EntryChanges(content="the renewal is due in March"), expected_version=2
+    )
+    assert await distilled_into() == "dist-1"  # the same content again is no edit
+    await store.update(
+        ref, entry.id, EntryChanges(content="the renewal moved to April"), expected_version=3
+    )
+    assert await distilled_into() is None  # edited: back in the distillation queue
