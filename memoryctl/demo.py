@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -185,7 +186,11 @@ async def show_results(
         if ui_url:
             workflow_id, run_id = runs[ref]
             # soft_wrap keeps the link on one line so terminals can open it.
-            link = f"{ui_url}/namespaces/default/workflows/{workflow_id}/{run_id}/history"
+            # Encoded as the UI's own links are: schedule ids contain ':'.
+            link = (
+                f"{ui_url}/namespaces/default/workflows/"
+                f"{urllib.parse.quote(workflow_id, safe='')}/{run_id}/history"
+            )
             console.print(f"Temporal UI: {link}", soft_wrap=True)
 
 

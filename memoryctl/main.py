@@ -7,15 +7,20 @@
     memoryctl index show --memory-ref REF                  print MEMORY-INDEX.json
     memoryctl events --memory-ref REF                      print the content-free event log
 
-Bad input exits with status 2 and a message naming the field; nothing is written.
+Every failure is one line on stderr, never a traceback:
+  exit 2  bad input, naming the field (memoryRef, token-budget, cron, DATABASE_URL)
+  exit 1  the operation was refused (no such schedule, schedule id taken) or Temporal or
+          the database cannot be reached (named with its address, never a password)
+Nothing is written when a command fails.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -24,7 +29,20 @@ from rich.table import Table
 
 from schemas.errors import InvalidInput
 
+if TYPE_CHECKING:
+    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.ext.asyncio import AsyncEngine
+    from temporalio.client import Client
+    from temporalio.service import RPCError
+
 T = TypeVar("T")
+EXIT_FAILED = 1  # refused (no such schedule, id taken) or infrastructure unreachable
+EXIT_BAD_INPUT = 2
+# A server that accepts TCP but never answers would otherwise hang the command: asyncpg
+# waits 60 s and the Temporal client indefinitely. A few seconds tells the user sooner.
+TEMPORAL_CONNECT_TIMEOUT_S = 5.0
+DATABASE_CONNECT_TIMEOUT_S = 5.0
+UNDEFINED_TABLE = "42P01"  # PostgreSQL's SQLSTATE for a database never migrated
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 schedule_app = typer.Typer(no_args_is_help=True, help="Dream schedules on Temporal.")
 db_app = typer.Typer(no_args_is_help=True, help="The memory store's database.")
@@ -40,23 +58,185 @@ MemoryRefOption = Annotated[
 ]
 
 
+class Unreachable(Exception):
+    """A service the command needs did not answer; the message is the one line to print."""
+
+    exit_status = EXIT_FAILED
+
+
 def _error(message: str) -> None:
     # markup=False: messages quote grammar like mem://<tenant>/<agent>[/<scope>].
-    errors.print(f"error: {message}", markup=False, style="red")
+    # soft_wrap=True: one message is one line, however narrow the terminal.
+    errors.print(f"error: {message}", markup=False, style="red", soft_wrap=True)
 
 
 def _run(action: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine; turn input errors into exit status 2 with the field named."""
+    """Run a coroutine; every expected failure becomes one line on stderr and an exit
+    status (see the module docstring). Anything else is a bug and keeps its traceback."""
     try:
         return asyncio.run(action())  # type: ignore[arg-type]
-    except InvalidInput as error:
-        _error(str(error))
-        raise typer.Exit(2) from None
     except ValidationError as error:
         for problem in error.errors():
             field = ".".join(str(part) for part in problem["loc"]) or "input"
             _error(f"{field}: {problem['msg']}")
-        raise typer.Exit(2) from None
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    except Exception as error:
+        failure = _failure(error)
+        if failure is None:
+            raise
+        status, message = failure
+        _error(message)
+        raise typer.Exit(status) from None
+
+
+def _failure(error: Exception) -> tuple[int, str] | None:
+    """(exit status, one line) for an error the user can act on, else None."""
+    # Imported here: a command that succeeds never pays for the other half's imports.
+    from sqlalchemy.exc import DBAPIError
+    from temporalio.service import RPCError
+
+    if isinstance(error, InvalidInput):
+        return EXIT_BAD_INPUT, str(error)
+    exit_status = getattr(error, "exit_status", None)  # Unreachable, schedules.ScheduleError
+    if isinstance(exit_status, int):
+        return exit_status, str(error)
+    if isinstance(error, RPCError):
+        return EXIT_FAILED, _temporal_refusal(error)
+    if isinstance(error, OSError | DBAPIError):
+        # Temporal connect errors arrive as Unreachable (see _temporal), so what is left
+        # here comes from asyncpg: refused, unknown host, timed out, or a server answer.
+        return EXIT_FAILED, _database_failure(error)
+    return None
+
+
+# ---------------------------------------------------------------------- Temporal
+
+
+def _temporal_address() -> str:
+    from runtime.settings import Settings
+
+    return Settings().temporal_address
+
+
+def _cannot_reach_temporal(reason: str) -> str:
+    return (
+        f"cannot reach Temporal at {_temporal_address()}: {reason} "
+        "(is the server running? set TEMPORAL_ADDRESS)"
+    )
+
+
+async def _temporal() -> Client:
+    """The client every schedule command uses, failing as Unreachable within seconds."""
+    from runtime.client import connect
+
+    try:
+        return await asyncio.wait_for(connect(), TEMPORAL_CONNECT_TIMEOUT_S)
+    except TimeoutError:
+        reason = f"no answer within {TEMPORAL_CONNECT_TIMEOUT_S:g} s"
+        raise Unreachable(_cannot_reach_temporal(reason)) from None
+    except RuntimeError as error:
+        # How Client.connect reports every failure to connect: "Failed client connect: ..."
+        raise Unreachable(_cannot_reach_temporal(_connect_reason(str(error)))) from None
+
+
+def _connect_reason(message: str) -> str:
+    # The Rust core's message is a long debug dump; name the cause in a few words.
+    if "ConnectionRefused" in message:
+        return "connection refused"
+    if "dns error" in message:
+        return "unknown host"
+    return "no Temporal frontend answered"
+
+
+def _temporal_refusal(error: RPCError) -> str:
+    from temporalio.service import RPCStatusCode
+
+    if error.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
+        return _cannot_reach_temporal("the server went away")
+    return f"Temporal at {_temporal_address()}: {error.status.name}: {error.message}"
+
+
+# ---------------------------------------------------------------------- database
+
+
+def _database_url() -> str | None:
+    return os.environ.get("DATABASE_URL") or None
+
+
+def _database_target() -> str:
+    """host:port/database of DATABASE_URL (user and password left out)."""
+    from sqlalchemy.engine import make_url
+
+    url = _database_url()
+    if not url:
+        return "the embedded PostgreSQL"
+    parsed = make_url(url)
+    host = parsed.host or str(parsed.query.get("host", "localhost"))
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{host}{port}/{parsed.database or ''}"
+
+
+def _check_database_url() -> None:
+    from sqlalchemy.engine import make_url
+
+    url = _database_url()
+    if url is None:
+        return
+    rule = "must be a URL of the form postgresql://user:password@host:port/database"
+    try:
+        parsed = make_url(url)
+    except Exception:  # ArgumentError, or ValueError for a non-numeric port
+        # Never echo the URL: it may carry the password.
+        raise InvalidInput("DATABASE_URL", rule) from None
+    if parsed.get_backend_name() not in ("postgresql", "postgres"):
+        raise InvalidInput("DATABASE_URL", rule)
+
+
+def _engine() -> AsyncEngine:
+    """The engine every database command uses: DATABASE_URL checked, connects bounded."""
+    from sqlalchemy import event
+
+    from memory.database import create_engine
+
+    _check_database_url()
+    engine = create_engine()
+    event.listen(engine.sync_engine, "do_connect", _bounded_connect)
+    return engine
+
+
+def _bounded_connect(dialect: Any, record: Any, cargs: Any, cparams: dict[str, Any]) -> None:
+    # asyncpg's connect timeout. The engine's own (if any) suits a worker riding out an
+    # outage; a person at a prompt should hear within DATABASE_CONNECT_TIMEOUT_S.
+    engine_timeout = float(cparams.get("timeout") or DATABASE_CONNECT_TIMEOUT_S)
+    cparams["timeout"] = min(engine_timeout, DATABASE_CONNECT_TIMEOUT_S)
+
+
+def _database_failure(error: OSError | DBAPIError) -> str:
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+    target = _database_target()
+    if isinstance(error, OSError):  # refused, unknown host, unix socket missing, timed out
+        reason = str(error) or f"no answer within {DATABASE_CONNECT_TIMEOUT_S:g} s"
+        return (
+            f"cannot reach the database at {target} ({reason}; is PostgreSQL running? "
+            "set DATABASE_URL)"
+        )
+    reason = _server_message(error)
+    if isinstance(error, OperationalError | InterfaceError):
+        return f"lost the connection to the database at {target} ({reason})"
+    if isinstance(error, DBAPIError) and error.statement is None:
+        # Raised while connecting: unknown database or role, bad password.
+        return f"the database at {target} refused the connection ({reason}; check DATABASE_URL)"
+    if getattr(error.orig, "sqlstate", None) == UNDEFINED_TABLE:
+        return f"the database at {target} has no memory schema ({reason}; run memoryctl db upgrade)"
+    return f"the database at {target} failed: {reason}"
+
+
+def _server_message(error: DBAPIError) -> str:
+    # SQLAlchemy's text adds the SQL and a help link; the driver's first line is the news.
+    cause: BaseException = error if error.orig is None else (error.orig.__cause__ or error.orig)
+    lines = str(cause).strip().splitlines()
+    return lines[0] if lines else type(cause).__name__
 
 
 def _checked_ref(memory_ref: str) -> str:
@@ -97,21 +277,19 @@ def schedule_create(
         str, typer.Option(help="Cron expression (server time zone UTC).")
     ] = "0 23 * * *",
     schedule_id: Annotated[
-        str | None, typer.Option(help="Default: dream-<tenant>-<agent>.")
+        str | None, typer.Option(help="Default: dream:<tenant>:<agent>[:<scope>].")
     ] = None,
 ) -> None:
     """Create a nightly dream schedule for a memoryRef."""
     from memoryctl.schedules import create_dream_schedule
-    from runtime.client import connect
     from runtime.settings import Settings
 
     ref = _checked_ref(memory_ref)
     settings = Settings()
 
     async def action() -> str:
-        client = await connect(settings)
         return await create_dream_schedule(
-            client,
+            await _temporal(),
             ref,
             task_queue=settings.task_queue,
             token_budget=token_budget,
@@ -125,15 +303,14 @@ def schedule_create(
 @schedule_app.command("list")
 def schedule_list() -> None:
     """List dream schedules."""
-    from memoryctl.schedules import list_dream_schedules
-    from runtime.client import connect
+    from memoryctl.schedules import ScheduleRow, list_dream_schedules
 
-    async def action() -> list[object]:
-        return list(await list_dream_schedules(await connect()))
+    async def action() -> list[ScheduleRow]:
+        return await list_dream_schedules(await _temporal())
 
     table = Table("schedule id", "memoryRef", "cron", "next run")
     for row in _run(action):
-        table.add_row(row.schedule_id, row.memory_ref, row.cron, row.next_run)  # type: ignore[attr-defined]
+        table.add_row(row.schedule_id, row.memory_ref, row.cron, row.next_run)
     console.print(table)
 
 
@@ -141,10 +318,9 @@ def schedule_list() -> None:
 def schedule_trigger(schedule_id: str) -> None:
     """Run a dream schedule's action now."""
     from memoryctl.schedules import trigger_dream_schedule
-    from runtime.client import connect
 
     async def action() -> None:
-        await trigger_dream_schedule(await connect(), schedule_id)
+        await trigger_dream_schedule(await _temporal(), schedule_id)
 
     _run(action)
     console.print(f"triggered {schedule_id}")
@@ -154,10 +330,9 @@ def schedule_trigger(schedule_id: str) -> None:
 def schedule_delete(schedule_id: str) -> None:
     """Delete a dream schedule (running dreams finish)."""
     from memoryctl.schedules import delete_dream_schedule
-    from runtime.client import connect
 
     async def action() -> None:
-        await delete_dream_schedule(await connect(), schedule_id)
+        await delete_dream_schedule(await _temporal(), schedule_id)
 
     _run(action)
     console.print(f"deleted {schedule_id}")
@@ -166,10 +341,10 @@ def schedule_delete(schedule_id: str) -> None:
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Apply the Alembic migrations to DATABASE_URL (or the embedded server)."""
-    from memory.database import create_engine, migrate
+    from memory.database import migrate
 
     async def action() -> None:
-        engine = create_engine()
+        engine = _engine()
         try:
             await migrate(engine)
         finally:
@@ -182,14 +357,13 @@ def db_upgrade() -> None:
 @index_app.command("show")
 def index_show(memory_ref: MemoryRefOption) -> None:
     """Print the latest MEMORY-INDEX.json of a memoryRef."""
-    from memory.database import create_engine
     from memory.memory_index import INDEX_PATH, read_workspace_file
     from schemas.memory_ref import parse_memory_ref
 
     ref = parse_memory_ref(_checked_ref(memory_ref))
 
     async def action() -> tuple[int, bytes] | None:
-        engine = create_engine()
+        engine = _engine()
         try:
             async with engine.connect() as connection:
                 return await read_workspace_file(connection, ref, INDEX_PATH)
@@ -198,7 +372,7 @@ def index_show(memory_ref: MemoryRefOption) -> None:
 
     found = _run(action)
     if found is None:
-        errors.print(f"no {INDEX_PATH} for {ref} yet (no dream has run)")
+        errors.print(f"no {INDEX_PATH} for {ref} yet (no dream has run)", soft_wrap=True)
         raise typer.Exit(1)
     console.print_json(found[1].decode())
 
@@ -210,13 +384,12 @@ def events(
     limit: Annotated[int, typer.Option(min=1, max=10_000)] = 100,
 ) -> None:
     """Print the event log of a memoryRef (content-free)."""
-    from memory.database import create_engine
     from memory.store import PostgresMemoryStore
 
     ref = _checked_ref(memory_ref)
 
     async def action() -> list[dict[str, object]]:
-        engine = create_engine()
+        engine = _engine()
         try:
             rows = await PostgresMemoryStore(engine).events(ref, after_seq=after_seq, limit=limit)
             return [row.to_wire() for row in rows]
@@ -227,5 +400,25 @@ def events(
         console.print(json.dumps(row))
 
 
+def main() -> None:
+    """The console script: click's usage errors (a missing option, --token-budget 0) are
+    one line too, like every other failure, instead of a framed help box."""
+    # Typer 0.2x vendors click; its exception classes are only importable from there.
+    from typer._click.exceptions import UsageError
+
+    try:
+        status = app(standalone_mode=False)
+    except UsageError as error:
+        message = error.format_message()
+        if message:
+            _error(f"{message} (see --help)")
+        elif error.ctx is not None:  # no arguments at all: show the help
+            console.print(error.ctx.get_help(), markup=False)
+        raise SystemExit(EXIT_BAD_INPUT) from None
+    except typer.Abort:
+        raise SystemExit(130) from None
+    raise SystemExit(status if isinstance(status, int) else 0)
+
+
 if __name__ == "__main__":
-    app()
+    main()

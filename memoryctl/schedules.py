@@ -3,29 +3,97 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+from temporalio.api.errordetails.v1 import NamespaceNotFoundFailure
 from temporalio.client import (
     Client,
     Schedule,
     ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
     ScheduleOverlapPolicy,
     SchedulePolicy,
     ScheduleSpec,
 )
+from temporalio.service import RPCError, RPCStatusCode
 
+from schemas.errors import InvalidInput
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamInput
 from workflows.dream import DreamWorkflow
+from workflows.policies import DREAM_EXECUTION_TIMEOUT
 
 DEFAULT_CRON = "0 23 * * *"
+# How the server starts its INVALID_ARGUMENT message for a spec it cannot parse. Our spec
+# holds nothing but the cron expression, so such a rejection is always about --cron.
+_SPEC_REJECTED = "Invalid schedule spec: "
+
+
+class ScheduleError(Exception):
+    """The server refused an operation on one schedule; the message is one line naming
+    the schedule id."""
+
+    # memoryctl prints the message and exits with this status. An attribute rather than
+    # a class memoryctl imports: its error path must not load Temporal or workflow code
+    # for a database command.
+    exit_status = 1
+
+
+class ScheduleNotFound(ScheduleError):
+    def __init__(self, schedule_id: str) -> None:
+        super().__init__(f"schedule id {schedule_id!r}: no such schedule")
+        self.schedule_id = schedule_id
+
+
+class ScheduleExists(ScheduleError):
+    def __init__(self, schedule_id: str) -> None:
+        super().__init__(f"schedule id {schedule_id!r}: a schedule with this id already exists")
+        self.schedule_id = schedule_id
 
 
 def schedule_id_for(memory_ref: str) -> str:
-    """dream-<tenant>-<agent>[-<scope>]: readable in the UI, unique per memoryRef."""
+    """dream:<tenant>:<agent>[:<scope>], one id per memoryRef and never another's.
+
+    ':' cannot occur inside a memoryRef segment (schemas/memory_ref.py), so splitting the
+    id on ':' gives back the segments: distinct refs always get distinct ids. (Joining
+    with '-', which segments may contain, sent mem://a-b/c and mem://a/b-c to one id.)
+    Schedules created under the old dream-<tenant>-<agent> ids keep those ids; this
+    function no longer names them.
+    """
     ref = parse_memory_ref(memory_ref)
     parts = [ref.tenant, ref.agent] + ([ref.scope] if ref.scope else [])
-    return "dream-" + "-".join(parts)
+    return ":".join(["dream", *parts])
+
+
+def _namespace_missing(error: RPCError) -> bool:
+    # NOT_FOUND also answers for an unknown namespace; that is not about the schedule.
+    return any(
+        detail.Is(NamespaceNotFoundFailure.DESCRIPTOR) for detail in error.grpc_status.details
+    )
+
+
+@contextmanager
+def _server_refusals(schedule_id: str, cron: str | None = None) -> Iterator[None]:
+    """Turn the server's refusals about one schedule into errors naming the field."""
+    try:
+        yield
+    except ScheduleAlreadyRunningError:  # the client's name for ALREADY_EXISTS on create
+        raise ScheduleExists(schedule_id) from None
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND and not _namespace_missing(error):
+            raise ScheduleNotFound(schedule_id) from None
+        if (
+            cron is not None
+            and error.status == RPCStatusCode.INVALID_ARGUMENT
+            and error.message.startswith(_SPEC_REJECTED)
+        ):
+            reason = error.message.removeprefix(_SPEC_REJECTED)
+            raise InvalidInput(
+                "cron", f"{cron!r} is not a valid cron expression ({reason})"
+            ) from None
+        raise
 
 
 @dataclass(frozen=True)
@@ -45,30 +113,40 @@ async def create_dream_schedule(
     cron: str = DEFAULT_CRON,
     schedule_id: str | None = None,
 ) -> str:
+    """Create the schedule; the server is the one cron parser (it also accepts @every,
+    CRON_TZ= and 6-7 fields), and its rejection comes back as InvalidInput('cron')."""
     request = DreamInput(memory_ref=str(parse_memory_ref(memory_ref)), token_budget=token_budget)
     schedule_id = schedule_id or schedule_id_for(memory_ref)
-    await client.create_schedule(
-        schedule_id,
-        Schedule(
-            action=ScheduleActionStartWorkflow(
-                DreamWorkflow.run,
-                request,
-                id=schedule_id,
-                task_queue=task_queue,
+    with _server_refusals(schedule_id, cron=cron):
+        await client.create_schedule(
+            schedule_id,
+            Schedule(
+                action=ScheduleActionStartWorkflow(
+                    DreamWorkflow.run,
+                    request,
+                    id=schedule_id,
+                    task_queue=task_queue,
+                    # A stuck run would otherwise hold the Skip-overlap schedule forever.
+                    execution_timeout=DREAM_EXECUTION_TIMEOUT,
+                ),
+                spec=ScheduleSpec(cron_expressions=[cron]),
+                # A tick that finds the previous dream still running is skipped.
+                policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
             ),
-            spec=ScheduleSpec(cron_expressions=[cron]),
-            # A tick that finds the previous dream still running is skipped.
-            policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),
-        ),
-        memo={"memoryRef": request.memory_ref, "cron": cron},
-    )
+            # str(): the input model may hold a parsed MemoryRef; the memo shows the text.
+            memo={"memoryRef": str(request.memory_ref), "cron": cron},
+        )
     return schedule_id
 
 
 async def list_dream_schedules(client: Client) -> list[ScheduleRow]:
     rows = []
     async for listed in await client.list_schedules():
-        description = await client.get_schedule_handle(listed.id).describe()
+        try:
+            with _server_refusals(listed.id):
+                description = await client.get_schedule_handle(listed.id).describe()
+        except ScheduleNotFound:
+            continue  # deleted between listing and describing: it is gone, not an error
         action = description.schedule.action
         if (
             not isinstance(action, ScheduleActionStartWorkflow)
@@ -89,8 +167,10 @@ async def list_dream_schedules(client: Client) -> list[ScheduleRow]:
 
 
 async def trigger_dream_schedule(client: Client, schedule_id: str) -> None:
-    await client.get_schedule_handle(schedule_id).trigger()
+    with _server_refusals(schedule_id):
+        await client.get_schedule_handle(schedule_id).trigger()
 
 
 async def delete_dream_schedule(client: Client, schedule_id: str) -> None:
-    await client.get_schedule_handle(schedule_id).delete()
+    with _server_refusals(schedule_id):
+        await client.get_schedule_handle(schedule_id).delete()

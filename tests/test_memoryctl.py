@@ -6,11 +6,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from itertools import chain, combinations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from temporalio.client import ScheduleActionStartWorkflow
 from temporalio.testing import WorkflowEnvironment
 
 from memoryctl.schedules import schedule_id_for
+from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
+from workflows.policies import DREAM_EXECUTION_TIMEOUT
 
 
 def memoryctl(*args: str, address: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -27,8 +34,53 @@ def memoryctl(*args: str, address: str | None = None) -> subprocess.CompletedPro
 
 
 def test_schedule_id_is_readable() -> None:
-    assert schedule_id_for("mem://acme/agent-1") == "dream-acme-agent-1"
-    assert schedule_id_for("mem://acme/agent-1/support") == "dream-acme-agent-1-support"
+    assert schedule_id_for("mem://acme/agent-1") == "dream:acme:agent-1"
+    assert schedule_id_for("mem://acme/agent-1/support") == "dream:acme:agent-1:support"
+
+
+def test_schedule_ids_of_refs_differing_only_in_where_a_dash_falls_differ() -> None:
+    # With '-' as the separator both were dream-a-b-c: trigger/delete by that id reached
+    # the other tenant's schedule.
+    assert schedule_id_for("mem://a-b/c") != schedule_id_for("mem://a/b-c")
+    assert schedule_id_for("mem://a/b-c") != schedule_id_for("mem://a/b/c")
+
+
+# Segments from the full grammar, and from a tiny alphabet rich in '-', '_' and '.' so
+# that near-collisions (same characters, different segment boundaries) come up often.
+_any_segment = st.from_regex(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?", fullmatch=True)
+_dashy_segment = st.from_regex(r"[ab](?:[ab._-]{0,6}[ab_-])?", fullmatch=True)
+_segment = st.one_of(_dashy_segment, _any_segment)
+_refs = st.builds(MemoryRef, _segment, _segment, st.none() | _segment)
+_dashy_refs = st.builds(MemoryRef, _dashy_segment, _dashy_segment, st.none() | _dashy_segment)
+
+
+@given(_refs)
+def test_schedule_id_for_can_be_decoded_back_to_its_ref(ref: MemoryRef) -> None:
+    # A left inverse exists, so no two refs share an id: ':' never occurs in a segment.
+    assert parse_memory_ref(str(ref)) == ref  # the strategy yields only valid refs
+    prefix, *segments = schedule_id_for(str(ref)).split(":")
+    assert prefix == "dream"
+    assert MemoryRef(*segments) == ref
+
+
+def _recuts(ref: MemoryRef) -> Iterator[MemoryRef]:
+    """Every valid ref with the same characters as ``ref`` but its '/' and '-' moved:
+    the refs most likely to share an id with it (random pairs almost never collide)."""
+    path = str(ref).removeprefix("mem://")
+    cuts = [i for i, char in enumerate(path) if char in "/-"]
+    for slashes in chain(combinations(cuts, 1), combinations(cuts, 2)):
+        text = "".join(
+            "/" if i in slashes else "-" if i in cuts else char for i, char in enumerate(path)
+        )
+        other = try_parse_memory_ref("mem://" + text)
+        if other is not None:
+            yield other
+
+
+@given(_dashy_refs)
+def test_schedule_id_for_is_injective(ref: MemoryRef) -> None:
+    for other in _recuts(ref):
+        assert (schedule_id_for(str(other)) == schedule_id_for(str(ref))) == (other == ref)
 
 
 @pytest.mark.parametrize(
@@ -56,14 +108,18 @@ async def test_schedule_create_list_delete(temporal_env: WorkflowEnvironment) ->
         "5000", address=address,
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
-    assert "dream-cli-tenant-agent-9" in created.stdout
+    assert "dream:cli-tenant:agent-9" in created.stdout
     listed = memoryctl("schedule", "list", address=address)
     assert listed.returncode == 0, listed.stderr
-    assert "dream-cli-tenant-agent-9" in listed.stdout
+    assert "dream:cli-tenant:agent-9" in listed.stdout
     assert "mem://cli-tenant/agent-9" in listed.stdout
-    handle = temporal_env.client.get_schedule_handle("dream-cli-tenant-agent-9")
+    handle = temporal_env.client.get_schedule_handle("dream:cli-tenant:agent-9")
     description = await handle.describe()
     assert description.schedule.policy.overlap.name == "SKIP"
-    deleted = memoryctl("schedule", "delete", "dream-cli-tenant-agent-9", address=address)
+    # Without an execution timeout a stuck run would hold the Skip schedule forever.
+    action = description.schedule.action
+    assert isinstance(action, ScheduleActionStartWorkflow)
+    assert action.execution_timeout == DREAM_EXECUTION_TIMEOUT
+    deleted = memoryctl("schedule", "delete", "dream:cli-tenant:agent-9", address=address)
     assert deleted.returncode == 0, deleted.stderr
-    assert "dream-cli-tenant-agent-9" not in memoryctl("schedule", "list", address=address).stdout
+    assert "dream:cli-tenant:agent-9" not in memoryctl("schedule", "list", address=address).stdout

@@ -62,7 +62,7 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     assert "archive checksum: " in first
     assert "MEMORY-INDEX.json v1" in first
     assert "registered secrets in the distilled entry: none" in first
-    link = f"Temporal UI: http://localhost:{ui_port}/namespaces/default/workflows/dream-acme-support-agent-"
+    link = f"Temporal UI: http://localhost:{ui_port}/namespaces/default/workflows/dream%3Aacme%3Asupport-agent-"
     assert link in first
     assert "Stopped the worker and the Temporal dev server." in first
     assert (tmp_path / "postgres").is_dir() and (tmp_path / "secrets.json").exists()
