@@ -1,7 +1,10 @@
-"""A full DreamWorkflow end to end at 1k, 10k and 100k entries in one memoryRef.
+"""A full DreamWorkflow end to end at 1k, 10k and 100k entries in one memoryRef, and the
+same dream over a 10k and a 1M backlog side by side.
 
     python -m benchmarks.distillation_bench [--sizes 1000,10000,100000] [--budget 8000]
-                                            [--max-budget 100000] [--quick] [--json PATH]
+                                            [--max-budget 100000] [--backlog 1000000]
+                                            [--backlog-baseline 10000] [--quick]
+                                            [--json PATH]
 
 Starts an embedded PostgreSQL in a temporary directory (or uses the server named by
 DATABASE_URL) with a fresh, migrated database, a Temporal dev server
@@ -9,30 +12,60 @@ DATABASE_URL) with a fresh, migrated database, a Temporal dev server
 process, a worker from ``worker.build_worker`` whose StaticSecretVault holds 20 secrets
 for the benchmark tenant.
 
-For each size N it generates one corpus of agent-memory text (100-600 characters, ~5%
-exact duplicates, ~1% pinned, ~2% carrying a raw secret value) and, for each budget
-(--budget and --max-budget), loads it into a fresh memoryRef with put_many (timed
-separately, not part of the dream) and times a DreamWorkflow from start to result.
-Entries go to the transactional tiers (working/episodic) that distillation reads;
-those are capped at 1,000 entries per memoryRef by default, so the store used for
+Size runs. For each size N it generates one corpus of agent-memory text (100-600
+characters, ~5% exact duplicates, ~1% pinned, ~2% carrying a raw secret value) and, for
+each budget (--budget and --max-budget), loads it into a fresh memoryRef with put_many
+(timed separately, not part of the dream) and times a DreamWorkflow from start to
+result. Entries go to the transactional tiers (working/episodic) that distillation
+reads; those are capped at 1,000 entries per memoryRef by default, so the store used for
 loading and by the worker is built with StoreLimits(capacity={}) (uncapped).
 
-Reported per run: wall time, snapshot entries/s, sourceCount, tokensUsed,
-deferredCount; the floor of tokenizing the same corpus once (serial cl100k_base) and
-dream/floor; each activity's time from the histories; the event count and serialized
-size of the dream's and the child DistillationWorkflow's histories (target: under 200
-events and 1 MB each), with a PASS/FAIL check that no entry text or secret value is in
-them; and an in-process replay of the distill activity's phases (read, redact, distill)
-on the same snapshot, to show where the time goes. Results go to
-benchmarks/results/distillation.json (distillation-quick.json with --quick). The exit
-status is 1 when a check fails or a dream fails for a reason other than an unmeetable
-budget.
+A dream reads the ranked distillation queue (index ix_entries_distill_queue) page by
+page until its budget is full, then commits; nothing is copied. Reported per run: wall
+time, rows read (the result's snapshotCount: the candidates the run read), sourceCount,
+tokensUsed, deferredCount; two floors measured in the same run: tokenizing the whole
+corpus once (serial cl100k_base, what a dream that read the backlog would at least
+pay) and tokenizing just the rows the dream read; each activity's time from the
+histories; the event count and serialized size of the dream's and the child
+DistillationWorkflow's histories (target: under 200 events and 1 MB each), with a
+PASS/FAIL check that no entry text or secret value is in them; and an in-process replay
+of the selection (``memory.distillation.select_sources`` with the ExtractiveDistiller's
+packing, timed: read + redact, offer, finish, tokenizer calls), run on the same
+memoryRef just before the dream (selection writes nothing), to show where the time goes.
+
+Backlog row (RFC 0062: a dream's time, rows written and temporary space grow with the
+budget, not the backlog). Two memoryRefs are seeded inside PostgreSQL (INSERT ... SELECT
+over generate_series, no put path, no events), then VACUUM (ANALYZE)d as autovacuum
+would: a --backlog-baseline one (default 10,000 episodic entries: the N=10,000
+corpus's texts, pins and priorities, newest first) and a --backlog one (default
+1,000,000) holding the same entries plus older, ordinary (unpinned, normal priority)
+ones, so both queues have the same head and any difference is the backlog's. The
+baseline dreams run before the big backlog is written. Per backlog: --backlog-repeats
+dreams at --budget (each consumes the head the previous left), with wall time, rows
+read, rows written (row-count deltas of memory_entries, memory_archives, memory_events,
+memory_snapshots, memory_snapshot_items, workspace_files and distillation_runs, plus
+the entries the run updated: claimed or parked sources) and the temporary space
+(growth of pg_total_relation_size of memory_snapshots + memory_snapshot_items; target
+0), the plan of the first two queue pages (EXPLAIN ANALYZE: index used, sort or not;
+and page 1 as a generic plan, which a pooled connection's cached prepared statement may
+switch to after five executions, for information), the commit's MEMORY-INDEX refresh
+timed alone (in process, rolled back) and the ratio big/baseline of the median dream
+(target: about 1x; reported as met or MISSED, not checked, as one dream is a few
+hundred ms). Checked: no temporary growth, rows read and written within 1.5x of the
+baseline's, the big backlog's queue pages read over ix_entries_distill_queue without a
+sort. --backlog 0 skips the row. --quick runs N=1,000 only and a 10,000-entry backlog
+beside a 1,000-entry one, one dream each.
+
+Results go to benchmarks/results/distillation.json (distillation-quick.json with
+--quick). The exit status is 1 when a check fails or a dream fails for a reason other
+than an unmeetable budget.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import platform
@@ -43,14 +76,14 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import func, literal, select, text
+from sqlalchemy.dialects import postgresql
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
@@ -58,26 +91,39 @@ from benchmarks.common import bench_server, fresh_database
 from benchmarks.corpus import fill
 from memory import tables
 from memory.database import create_engine, migrate
-from memory.distillation import PAGE
-from memory.distiller import ExtractiveDistiller, SourceText, TokenBudgetExceeded
+from memory.distillation import PAGE, select_sources
+from memory.distillation_queue import candidates_page
+from memory.distiller import (
+    DistillationOutcome,
+    ExtractiveDistiller,
+    Packing,
+    SourceText,
+    TokenCounter,
+)
+from memory.memory_index import refresh_index
 from memory.redaction import write_redacted
-from memory.snapshots import SnapshotItem
 from memory.store import PostgresMemoryStore, StoreLimits
-from memory.tokens import count_tokens, count_tokens_batch, get_encoding
+from memory.tokens import count_tokens_batch, get_encoding
 from memory.vault import StaticSecretVault, registry_for_tenant
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
+from runtime.converter import data_converter
 from runtime.history_audit import searchable_text
 from runtime.settings import Settings
 from schemas.capabilities import MAX_TOKEN_BUDGET
+from schemas.errors import TokenBudgetExceeded
 from schemas.memory_entry import NewMemoryEntry, Priority, Tier
-from schemas.workflow_io import DreamInput, DreamResult
+from schemas.memory_ref import parse_memory_ref
+from schemas.workflow_io import DistillMemoryRequest, DreamInput, DreamResult
 from worker import build_worker
 from workflows.dream import DreamWorkflow, distillation_workflow_id
 
 RESULTS_DIR = Path(__file__).with_name("results")
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000,)
+DEFAULT_BACKLOG = (1_000_000, 10_000)  # (backlog, baseline)
+QUICK_BACKLOG = (10_000, 1_000)
+DEFAULT_BACKLOG_REPEATS = 3
 LOAD_BATCH = 1_000
 TENANT = "bench"
 SEED = 11
@@ -88,6 +134,24 @@ SECRET_FRACTION = 0.02
 MAX_HISTORY_EVENTS = 200
 MAX_HISTORY_BYTES = 1_000_000
 EXPECTED_FAILURES = {TokenBudgetExceeded.code}
+# Activity order in the report (the legacy names only appear in pre-patch histories).
+ACTIVITY_ORDER = ["create_snapshot", "distill", "distill_memory", "collect_garbage"]
+# Tables a dream may write; the temporary (copy) ones must not grow at all.
+WRITTEN_TABLES = (
+    "memory_entries",
+    "memory_archives",
+    "memory_events",
+    "memory_snapshots",
+    "memory_snapshot_items",
+    "workspace_files",
+    "distillation_runs",
+)
+TEMPORARY_TABLES = ("memory_snapshots", "memory_snapshot_items")
+QUEUE_INDEX = "ix_entries_distill_queue"
+# The big backlog's dream may read and write at most this many times the baseline's rows.
+BACKLOG_SLACK = 1.5
+# Reported (met/MISSED), not checked: one dream's wall time is a few hundred ms of noise.
+TIME_TARGET = 2.0
 
 # ---------------------------------------------------------------------- workload
 
@@ -255,7 +319,14 @@ def build_corpus(size: int, secrets: dict[str, str], rng: random.Random) -> Corp
 async def server_info(store: PostgresMemoryStore) -> dict[str, str]:
     info: dict[str, str] = {}
     async with store.engine.connect() as connection:
-        for setting in ("server_version", "shared_buffers", "fsync", "synchronous_commit"):
+        for setting in (
+            "server_version",
+            "shared_buffers",
+            "fsync",
+            "synchronous_commit",
+            "autovacuum",
+            "plan_cache_mode",
+        ):
             info[setting] = str((await connection.execute(text(f"SHOW {setting}"))).scalar())
     return info
 
@@ -329,20 +400,34 @@ class Run:
     load_s: float = 0.0
     wall_s: float = 0.0
     status: str = ""
-    snapshot_entries: int = 0
+    rows_read: int = 0
     source_count: int = 0
     tokens_used: int = 0
     deferred_count: int = 0
+    oversized_count: int = 0
+    output_id: str | None = None
     failure: dict[str, Any] = field(default_factory=dict)
     histories: dict[str, dict[str, Any]] = field(default_factory=dict)
     activities: list[dict[str, Any]] = field(default_factory=list)
     replay: dict[str, Any] = field(default_factory=dict)
+    writes: dict[str, Any] = field(default_factory=dict)
     sr1_output: str = "n/a"
     floor_s: float = 0.0
 
     @property
-    def entries_per_s(self) -> float:
-        return self.snapshot_entries / self.wall_s if self.wall_s else 0.0
+    def read_floor_s(self) -> float:
+        return float(self.replay.get("read_floor_s", 0.0))
+
+    @property
+    def replay_matches(self) -> bool | None:
+        """The in-process selection read and chose exactly what the dream did."""
+        if not self.replay or self.status != "distilled":
+            return None
+        return (
+            self.replay["rows_read"] == self.rows_read
+            and self.replay["consumed"] == self.source_count
+            and self.replay["tokens_used"] == self.tokens_used
+        )
 
     @property
     def checks_pass(self) -> bool:
@@ -350,7 +435,14 @@ class Run:
         dream_ok = self.status in ("distilled", "nothing-to-distill") or (
             self.failure.get("type") in EXPECTED_FAILURES
         )
-        return histories_ok and dream_ok and self.sr1_output != "FAIL"
+        temporary_ok = self.writes.get("temporary_growth_bytes", 0) == 0
+        return (
+            histories_ok
+            and dream_ok
+            and temporary_ok
+            and self.sr1_output != "FAIL"
+            and self.replay_matches is not False
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -361,17 +453,20 @@ class Run:
             "failure": self.failure or None,
             "load_s": round(self.load_s, 3),
             "dream_wall_s": round(self.wall_s, 3),
-            "snapshot_entries": self.snapshot_entries,
-            "entries_per_s": round(self.entries_per_s, 1),
+            "rows_read": self.rows_read,
             "source_count": self.source_count,
             "tokens_used": self.tokens_used,
             "deferred_count": self.deferred_count,
+            "oversized_count": self.oversized_count,
             "tokenize_floor_s": round(self.floor_s, 3),
             "dream_over_floor": round(self.wall_s / self.floor_s, 2) if self.floor_s else None,
+            "read_floor_s": round(self.read_floor_s, 4),
             "activities": self.activities,
             "histories": self.histories,
+            "writes": self.writes or None,
             "sr1_output_check": self.sr1_output,
             "in_process_replay": self.replay,
+            "replay_matches_dream": self.replay_matches,
         }
 
 
@@ -391,20 +486,7 @@ def _application_error(error: BaseException) -> ApplicationError | None:
     return cause
 
 
-async def snapshot_of(store: PostgresMemoryStore, ref: str) -> tuple[str, int] | None:
-    S = tables.snapshots
-    async with store.engine.connect() as connection:
-        row = (
-            await connection.execute(
-                select(S.c.snapshot_id, S.c.entry_count).where(S.c.memory_ref == ref)
-            )
-        ).first()
-    return (row.snapshot_id, row.entry_count) if row else None
-
-
-async def dream(
-    client: Client, task_queue: str, run: Run, store: PostgresMemoryStore, corpus: Corpus
-) -> None:
+async def dream(client: Client, task_queue: str, run: Run, corpus: Corpus) -> None:
     workflow_id = f"bench-dream-{uuid.uuid4().hex[:10]}"
     began = time.perf_counter()
     handle = await client.start_workflow(
@@ -429,13 +511,12 @@ async def dream(
         distillation = result.distillation
         run.status = distillation.status if distillation else result.status
         if distillation is not None:
+            run.rows_read = distillation.snapshot_count
             run.source_count = distillation.source_count
             run.tokens_used = distillation.tokens_used
             run.deferred_count = distillation.deferred_count
-    snapshot = await snapshot_of(store, run.memory_ref)
-    run.snapshot_entries = snapshot[1] if snapshot else 0
-    if run.status == "failed":
-        run.deferred_count = run.snapshot_entries
+            run.oversized_count = distillation.oversized_count
+            run.output_id = distillation.output_id
 
     child = client.get_workflow_handle(distillation_workflow_id(run.memory_ref))
     for label, history in (
@@ -456,8 +537,9 @@ async def dream(
             "pass": within and not leaks,
         }
         run.activities += [{"workflow": label, **span} for span in activity_spans(history)]
-    order = ["create_snapshot", "distill", "collect_garbage"]
-    run.activities.sort(key=lambda a: order.index(a["activity"]) if a["activity"] in order else 9)
+    run.activities.sort(
+        key=lambda a: ACTIVITY_ORDER.index(a["activity"]) if a["activity"] in ACTIVITY_ORDER else 9
+    )
 
 
 async def check_sr1_output(store: PostgresMemoryStore, run: Run, secrets: dict[str, str]) -> str:
@@ -485,62 +567,395 @@ async def check_sr1_output(store: PostgresMemoryStore, run: Run, secrets: dict[s
     return f"PASS ({markers} markers)"
 
 
-async def replay(store: PostgresMemoryStore, vault: StaticSecretVault, run: Run) -> dict[str, Any]:
-    """The distill activity's phases, in process on the dream's own snapshot."""
-    snapshot = await snapshot_of(store, run.memory_ref)
-    if snapshot is None:
-        return {}
-    snapshot_id, _ = snapshot
-    phases: dict[str, Any] = {}
-    began = time.perf_counter()
-    items: list[SnapshotItem] = []
-    while True:
-        page = await store.read_snapshot(run.memory_ref, snapshot_id, start=len(items), limit=PAGE)
-        items.extend(page)
-        if len(page) < PAGE:
-            break
-    phases["read_snapshot_s"] = round(time.perf_counter() - began, 3)
+# ---------------------------------------------------------------------- in-process replay
 
-    registry = registry_for_tenant(vault, TENANT, "bench-replay")
-    began = time.perf_counter()
-    redacted = [write_redacted(item.content, registry) for item in items]
-    phases["redact_s"] = round(time.perf_counter() - began, 3)
 
-    sources = [
-        SourceText(
-            entry_id=item.entry_id,
-            version=item.version,
-            content=content,
-            content_sha256=item.content_sha256,
-            tags=item.tags,
-            pinned=item.pinned,
-            priority=item.priority.rank,
-            created_at=item.created_at,
-            position=item.position,
-        )
-        for item, content in zip(items, redacted, strict=True)
-    ]
-    tokenized = {"calls": 0, "seconds": 0.0}
+@dataclass
+class TimedPacking:
+    """A packing that records what it was offered and how long offer/finish took."""
 
-    def counting(text_: str) -> int:
-        start = time.perf_counter()
+    inner: Packing
+    offered: list[SourceText] = field(default_factory=list)
+    pages: int = 0
+    offer_s: float = 0.0
+    finish_s: float = 0.0
+
+    def offer(self, page: Sequence[SourceText]) -> bool:
+        began = time.perf_counter()
         try:
-            return count_tokens(text_)
+            return self.inner.offer(page)
         finally:
-            tokenized["calls"] += 1
-            tokenized["seconds"] += time.perf_counter() - start
+            self.offer_s += time.perf_counter() - began
+            self.pages += 1
+            self.offered.extend(page)
 
+    def finish(self) -> DistillationOutcome:
+        began = time.perf_counter()
+        try:
+            return self.inner.finish()
+        finally:
+            self.finish_s += time.perf_counter() - began
+
+
+class TimedDistiller:
+    """The ExtractiveDistiller, its packing and its tokenizer calls timed."""
+
+    name = ExtractiveDistiller.name
+
+    def __init__(self) -> None:
+        self.packing: TimedPacking | None = None
+        self.tokenizer_calls = 0
+        self.tokenizer_s = 0.0
+
+    def start(self, budget: int, count_tokens: TokenCounter) -> TimedPacking:
+        def counting(text_: str) -> int:
+            began = time.perf_counter()
+            try:
+                return count_tokens(text_)
+            finally:
+                self.tokenizer_calls += 1
+                self.tokenizer_s += time.perf_counter() - began
+
+        self.packing = TimedPacking(ExtractiveDistiller().start(budget, counting))
+        return self.packing
+
+
+async def replay(
+    store: PostgresMemoryStore, vault: StaticSecretVault, memory_ref: str, budget: int
+) -> tuple[dict[str, Any], list[SourceText]]:
+    """The distill activity's selection (select_sources: read the queue page by page,
+    redact, pack), in process on the queue the dream is about to read. It writes
+    nothing; what the dream adds is the commit (claims, archive, entry, index, events)."""
+    registry = registry_for_tenant(vault, TENANT, "bench-replay")
+    distiller = TimedDistiller()
+    request = DistillMemoryRequest(
+        memory_ref=parse_memory_ref(memory_ref), token_budget=budget, run_key="bench-replay"
+    )
+    consumed = tokens_used = 0
     began = time.perf_counter()
     try:
-        ExtractiveDistiller().distill(sources, run.budget, counting)
-        outcome = "ok"
+        selection = await select_sources(
+            store, request, registry=registry, distiller=distiller, progress=lambda _: None
+        )
+        outcome = selection.outcome
+        consumed, tokens_used = len(outcome.consumed), outcome.tokens_used
+        if outcome.consumed:
+            note = f"{consumed} sources, {tokens_used} tokens"
+        elif outcome.minimum_required is not None:
+            note = f"nothing fits (minimum {outcome.minimum_required})"
+        else:
+            note = "nothing to distill"
     except TokenBudgetExceeded as error:
-        outcome = f"token_budget_exceeded (minimum {error.minimum_required})"
-    phases["distill_s"] = round(time.perf_counter() - began, 3)
-    phases["distill_outcome"] = outcome
-    phases["tokenizer_calls"] = tokenized["calls"]
-    phases["tokenizer_s"] = round(tokenized["seconds"], 3)
-    return phases
+        note = f"token_budget_exceeded (minimum {error.minimum_required})"
+    select_s = time.perf_counter() - began
+    packing = distiller.packing
+    assert packing is not None
+    texts = [source.content for source in packing.offered]
+    # The floor of a budget-bounded dream: tokenizing what it read, once, serially.
+    began = time.perf_counter()
+    count_tokens_batch(texts)
+    read_floor_s = time.perf_counter() - began
+    # Redaction runs inside the read loop; re-run alone over the same texts to size it.
+    began = time.perf_counter()
+    for content in texts:
+        write_redacted(content, registry)
+    redact_s = time.perf_counter() - began
+    phases = {
+        "rows_read": len(texts),
+        "pages": packing.pages,
+        "select_s": round(select_s, 4),
+        "read_and_redact_s": round(select_s - packing.offer_s - packing.finish_s, 4),
+        "redact_s_approx": round(redact_s, 4),
+        "offer_s": round(packing.offer_s, 4),
+        "finish_s": round(packing.finish_s, 4),
+        "tokenizer_calls": distiller.tokenizer_calls,
+        "tokenizer_s": round(distiller.tokenizer_s, 4),
+        "consumed": consumed,
+        "tokens_used": tokens_used,
+        "outcome": note,
+        "read_floor_s": round(read_floor_s, 4),
+    }
+    return phases, packing.offered
+
+
+# ---------------------------------------------------------------------- backlog row
+
+POOL_TABLE = """
+CREATE TEMP TABLE bench_pool (
+    i integer PRIMARY KEY,
+    content text NOT NULL,
+    sha text NOT NULL,
+    tags text[] NOT NULL,
+    pinned boolean NOT NULL,
+    priority smallint NOT NULL
+) ON COMMIT DROP
+"""
+POOL_ROW = "INSERT INTO bench_pool VALUES (:i, :content, :sha, :tags, :pinned, :priority)"
+# Row k is the k-th newest. Rows k < head take the head corpus's entry k (text, tags, pin,
+# priority); older rows cycle through the same texts, unpinned at normal priority, so
+# they rank below every pinned and high-priority head entry and below the newer
+# normal ones: every backlog seeded from one corpus has the same queue head.
+SEED_ROWS = """
+INSERT INTO memory_entries (
+    tenant, memory_ref, id, content, content_sha256, tags, tier, version, pinned,
+    priority, metadata, created_at, updated_at, last_accessed_at
+)
+SELECT
+    CAST(:tenant AS text), CAST(:ref AS text),
+    'm' || lpad(to_hex(CAST(:newest_ms AS bigint) - k), 12, '0')
+        || substr(md5(CAST(:ref AS text) || k::text), 1, 20),
+    p.content, p.sha, p.tags, 'episodic', 1,
+    k < CAST(:head AS integer) AND p.pinned,
+    CASE WHEN k < CAST(:head AS integer) THEN p.priority ELSE 1 END,
+    '{}'::jsonb, t.at, t.at, t.at
+FROM generate_series(0, CAST(:size AS integer) - 1) AS k
+JOIN bench_pool AS p ON p.i = k % CAST(:head AS integer)
+CROSS JOIN LATERAL (
+    SELECT CAST(:newest AS timestamptz) - k * interval '1 millisecond' AS at
+) AS t
+"""
+
+
+async def seed_backlog(
+    store: PostgresMemoryStore, ref: str, head: Corpus, size: int
+) -> tuple[float, float]:
+    """Write ``size`` undistilled episodic entries into ``ref`` inside PostgreSQL, then
+    VACUUM (ANALYZE) the table as autovacuum would. Returns (seed_s, vacuum_s)."""
+    pool = [
+        {
+            "i": i,
+            "content": entry.content,
+            "sha": hashlib.sha256(entry.content.encode("utf-8")).hexdigest(),
+            "tags": list(entry.tags),
+            "pinned": entry.pinned,
+            "priority": entry.priority.rank,
+        }
+        for i, entry in enumerate(head.entries)
+    ]
+    newest = store.now() - timedelta(seconds=1)
+    began = time.perf_counter()
+    async with store.engine.begin() as connection:
+        await connection.execute(text(POOL_TABLE))
+        await connection.execute(text(POOL_ROW), pool)
+        await connection.execute(
+            text(SEED_ROWS),
+            {
+                "tenant": TENANT,
+                "ref": ref,
+                "newest_ms": int(newest.timestamp() * 1000),
+                "newest": newest,
+                "head": len(pool),
+                "size": size,
+            },
+        )
+    seed_s = time.perf_counter() - began
+    began = time.perf_counter()
+    autocommit = store.engine.execution_options(isolation_level="AUTOCOMMIT")
+    async with autocommit.connect() as connection:
+        await connection.exec_driver_sql("VACUUM (ANALYZE) memory_entries")
+    return seed_s, time.perf_counter() - began
+
+
+async def table_state(store: PostgresMemoryStore, ref: str) -> dict[str, int]:
+    """Row counts of every table a dream may write, the bytes of the temporary (copy)
+    tables, and this memoryRef's entries marked consumed or parked."""
+    counts = ", ".join(f"(SELECT count(*) FROM {name}) AS {name}" for name in WRITTEN_TABLES)
+    sizes = " + ".join(f"pg_total_relation_size('{name}')" for name in TEMPORARY_TABLES)
+    E = tables.entries
+    async with store.engine.connect() as connection:
+        row = (await connection.execute(text(f"SELECT {counts}, {sizes} AS temporary"))).one()
+        marked = (
+            await connection.execute(
+                select(
+                    func.count().filter(E.c.distilled_into.is_not(None)),
+                    func.count().filter(E.c.distill_cost.is_not(None)),
+                ).where(E.c.tenant == TENANT, E.c.memory_ref == ref)
+            )
+        ).one()
+    state = {name: int(row._mapping[name]) for name in WRITTEN_TABLES}
+    state["temporary_bytes"] = int(row.temporary)
+    state["consumed"], state["parked"] = int(marked[0]), int(marked[1])
+    return state
+
+
+def writes_between(before: dict[str, int], after: dict[str, int]) -> dict[str, Any]:
+    inserted = {name: after[name] - before[name] for name in WRITTEN_TABLES}
+    updated = (after["consumed"] - before["consumed"]) + (after["parked"] - before["parked"])
+    return {
+        "inserted": inserted,
+        "updated_entries": updated,
+        "rows_written": sum(inserted.values()) + updated,
+        "temporary_bytes_before": before["temporary_bytes"],
+        "temporary_bytes_after": after["temporary_bytes"],
+        "temporary_growth_bytes": after["temporary_bytes"] - before["temporary_bytes"],
+    }
+
+
+def _plan_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    nodes = [node]
+    for child in node.get("Plans", []):
+        nodes += _plan_nodes(child)
+    return nodes
+
+
+def _sql_literal(value: object) -> str:
+    return str(
+        literal(value).compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
+    )
+
+
+async def explain_page(
+    store: PostgresMemoryStore,
+    ref: str,
+    budget: int,
+    after: SourceText | None,
+    *,
+    generic: bool = False,
+) -> dict[str, Any]:
+    """EXPLAIN ANALYZE of one queue page as select_sources asks for it: planned for its
+    values (what PostgreSQL does for the first executions of a prepared statement), or
+    with ``generic`` as a generic plan, which a pooled connection's cached prepared
+    statement may switch to after five executions."""
+    query = candidates_page(
+        parse_memory_ref(ref), store.now(), budget=budget, after=after, limit=PAGE
+    )
+    explain = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)"
+    async with store.engine.connect() as connection:
+        if generic:
+            compiled = query.compile(
+                dialect=connection.dialect, compile_kwargs={"render_postcompile": True}
+            )
+            args = ", ".join(_sql_literal(compiled.params[n]) for n in compiled.positiontup or ())
+            await connection.exec_driver_sql("SET LOCAL plan_cache_mode = force_generic_plan")
+            await connection.exec_driver_sql(f"PREPARE bench_queue_page AS {compiled.string}")
+            try:
+                raw = (
+                    await connection.exec_driver_sql(f"{explain} EXECUTE bench_queue_page({args})")
+                ).scalar_one()
+            finally:
+                await connection.rollback()
+                await connection.exec_driver_sql("DEALLOCATE bench_queue_page")
+        else:
+            compiled = query.compile(
+                dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}
+            )
+            raw = (await connection.exec_driver_sql(f"{explain} {compiled}")).scalar_one()
+    document = json.loads(raw) if isinstance(raw, str) else raw
+    top = document[0]
+    nodes = _plan_nodes(top["Plan"])
+    return {
+        "nodes": [
+            node["Node Type"] + (f" using {node['Index Name']}" if "Index Name" in node else "")
+            for node in nodes
+        ],
+        "uses_queue_index": any(node.get("Index Name") == QUEUE_INDEX for node in nodes),
+        "sort": any("Sort" in node["Node Type"] for node in nodes),
+        "rows": int(top["Plan"].get("Actual Rows", 0)),
+        "removed_by_filter": sum(int(node.get("Rows Removed by Filter", 0)) for node in nodes),
+        "shared_blocks": int(top["Plan"].get("Shared Hit Blocks", 0))
+        + int(top["Plan"].get("Shared Read Blocks", 0)),
+        "temp_blocks": int(top["Plan"].get("Temp Written Blocks", 0)),
+        "planning_ms": round(float(top.get("Planning Time", 0.0)), 3),
+        "execution_ms": round(float(top.get("Execution Time", 0.0)), 3),
+    }
+
+
+async def time_index_refresh(store: PostgresMemoryStore, ref: str) -> float:
+    """The commit's MEMORY-INDEX refresh alone, in process, in a transaction that is
+    rolled back (so nothing is written)."""
+    async with store.engine.connect() as connection:
+        transaction = await connection.begin()
+        began = time.perf_counter()
+        await refresh_index(connection, parse_memory_ref(ref), store.now())
+        elapsed = time.perf_counter() - began
+        await transaction.rollback()
+    return elapsed
+
+
+@dataclass
+class Backlog:
+    size: int
+    budget: int
+    memory_ref: str
+    seed_s: float = 0.0
+    vacuum_s: float = 0.0
+    table_entries: int = 0
+    index_refresh_s: float = 0.0
+    dreams: list[Run] = field(default_factory=list)
+    replay: dict[str, Any] = field(default_factory=dict)
+    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    generic_plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(d.wall_s for d in self.dreams) if self.dreams else 0.0
+
+    @property
+    def first(self) -> Run:
+        return self.dreams[0]
+
+    @property
+    def plans_ok(self) -> bool:
+        """Every queue page is read over the queue index, with no sort. Required of the
+        big backlog only: for a small one the planner may rightly sort a few rows."""
+        return all(p["uses_queue_index"] and not p["sort"] for p in self.plans.values())
+
+    @property
+    def checks_pass(self) -> bool:
+        return all(d.checks_pass and d.status == "distilled" for d in self.dreams)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backlog": self.size,
+            "token_budget": self.budget,
+            "memory_ref": self.memory_ref,
+            "seed_s": round(self.seed_s, 3),
+            "vacuum_analyze_s": round(self.vacuum_s, 3),
+            "memory_entries_rows_in_table": self.table_entries,
+            "median_dream_s": round(self.median_s, 3),
+            "index_refresh_s": round(self.index_refresh_s, 3),
+            "queue_page_plans": self.plans,
+            "queue_page_generic_plans": self.generic_plans,
+            "in_process_replay": self.replay,
+            "dreams": [d.to_json() for d in self.dreams],
+        }
+
+
+async def run_backlog(
+    client: Client,
+    task_queue: str,
+    store: PostgresMemoryStore,
+    vault: StaticSecretVault,
+    head: Corpus,
+    size: int,
+    budget: int,
+    repeats: int,
+) -> Backlog:
+    ref = f"mem://{TENANT}/backlog-{size}-{uuid.uuid4().hex[:6]}"
+    row = Backlog(size=size, budget=budget, memory_ref=ref)
+    row.seed_s, row.vacuum_s = await seed_backlog(store, ref, head, size)
+    row.replay, offered = await replay(store, vault, ref, budget)
+    row.plans["page 1"] = await explain_page(store, ref, budget, None)
+    if len(offered) >= PAGE:
+        row.plans["page 2"] = await explain_page(store, ref, budget, offered[PAGE - 1])
+    row.generic_plans["page 1"] = await explain_page(store, ref, budget, None, generic=True)
+    for _ in range(repeats):
+        run = Run(size=size, budget=budget, memory_ref=ref)
+        before = await table_state(store, ref)
+        await dream(client, task_queue, run, head)
+        after = await table_state(store, ref)
+        run.writes = writes_between(before, after)
+        run.sr1_output = await check_sr1_output(store, run, head.secrets)
+        row.table_entries = after["memory_entries"]
+        row.dreams.append(run)
+    row.first.replay = row.replay  # the replay read the head the first dream read
+    row.index_refresh_s = await time_index_refresh(store, ref)
+    print(
+        f"  backlog {size}: seeded in {row.seed_s:.1f}s (+ VACUUM ANALYZE {row.vacuum_s:.1f}s), "
+        f"{repeats} dream(s) at budget {budget}: "
+        + ", ".join(f"{d.status} in {d.wall_s:.2f}s" for d in row.dreams)
+    )
+    return row
 
 
 # ---------------------------------------------------------------------- output
@@ -550,10 +965,15 @@ def fmt_bytes(size: int) -> str:
     return f"{size / 1024:.1f}KB" if size < 1_000_000 else f"{size / 1e6:.2f}MB"
 
 
+def fmt_ratio(big: float, small: float) -> str:
+    return f"{big / small:.2f}x" if small else "-"
+
+
 def print_table(runs: Sequence[Run]) -> None:
     header = (
-        f"{'N':>7} {'budget':>7} {'status':<10} {'load s':>7} {'dream s':>8} {'entries/s':>10} "
-        f"{'sources':>8} {'tokens':>7} {'deferred':>8} {'floor s':>8} {'dream/floor':>11}"
+        f"{'N':>7} {'budget':>7} {'status':<10} {'load s':>7} {'dream s':>8} {'rows read':>9} "
+        f"{'sources':>8} {'tokens':>7} {'deferred':>8} {'floor s':>8} {'dream/floor':>11} "
+        f"{'read floor s':>12}"
     )
     print(header)
     print("-" * len(header))
@@ -561,55 +981,171 @@ def print_table(runs: Sequence[Run]) -> None:
         ratio = f"{r.wall_s / r.floor_s:.2f}x" if r.floor_s else "-"
         print(
             f"{r.size:>7} {r.budget:>7} {r.status:<10} {r.load_s:>7.2f} {r.wall_s:>8.2f} "
-            f"{r.entries_per_s:>10.0f} {r.source_count:>8} {r.tokens_used:>7} "
-            f"{r.deferred_count:>8} {r.floor_s:>8.3f} {ratio:>11}"
+            f"{r.rows_read:>9} {r.source_count:>8} {r.tokens_used:>7} {r.deferred_count:>8} "
+            f"{r.floor_s:>8.3f} {ratio:>11} {r.read_floor_s:>12.4f}"
         )
         if r.failure:
             print(f"{'':>17}-> {r.failure['type']}: {r.failure['message']}")
+    print(
+        "(floor s: tokenizing the whole corpus once, serially; read floor s: tokenizing the "
+        "rows the dream read)"
+    )
     print()
     print(
         f"histories (target: < {MAX_HISTORY_EVENTS} events and < "
         f"{MAX_HISTORY_BYTES // 1_000_000} MB each; no entry text or secret in them)"
     )
     for r in runs:
-        parts = []
-        for label, h in r.histories.items():
-            parts.append(f"{label} {h['events']} events / {fmt_bytes(h['bytes'])}")
-        verdict = "PASS" if all(h["pass"] for h in r.histories.values()) else "FAIL"
-        leaks = sorted({leak for h in r.histories.values() for leak in h["leaks"]})
-        leak_note = f" LEAKED: {', '.join(leaks)}" if leaks else ""
-        print(f"  history N={r.size} budget={r.budget}: {'; '.join(parts)} -> {verdict}{leak_note}")
+        print_history(r, f"N={r.size} budget={r.budget}")
     print()
-    print("where the dream's time goes (activity run time from the histories; in-process replay")
-    print("of the distill activity's phases on the same snapshot)")
+    print("where the dream's time goes (activity run time from the histories; in-process")
+    print("replay of the selection, select_sources, on the same queue just before the dream)")
     for r in runs:
-        acts = ", ".join(
-            f"{a['activity']} {a['run_s']:.2f}s"
-            + (f" [{a['status']}]" if a["status"] != "completed" else "")
-            for a in r.activities
+        print_breakdown(r, f"N={r.size} budget={r.budget}")
+
+
+def print_history(r: Run, label: str) -> None:
+    parts = [
+        f"{name} {h['events']} events / {fmt_bytes(h['bytes'])}" for name, h in r.histories.items()
+    ]
+    verdict = "PASS" if all(h["pass"] for h in r.histories.values()) else "FAIL"
+    leaks = sorted({leak for h in r.histories.values() for leak in h["leaks"]})
+    leak_note = f" LEAKED: {', '.join(leaks)}" if leaks else ""
+    print(f"  history {label}: {'; '.join(parts)} -> {verdict}{leak_note}")
+
+
+def print_breakdown(r: Run, label: str) -> None:
+    acts = ", ".join(
+        f"{a['activity']} {a['run_s']:.2f}s"
+        + (f" [{a['status']}]" if a["status"] != "completed" else "")
+        for a in r.activities
+    )
+    print(f"  {label}: {acts}")
+    rp = r.replay
+    if rp:
+        distill_s = sum(a["run_s"] for a in r.activities if a["activity"] == "distill_memory")
+        match = {True: "= the dream's", False: "DIFFERS from the dream's", None: ""}
+        print(
+            f"    replay: {rp['rows_read']} rows in {rp['pages']} page(s), select "
+            f"{rp['select_s']:.3f}s = read+redact {rp['read_and_redact_s']:.3f}s (redact "
+            f"~{rp['redact_s_approx']:.3f}s) + offer {rp['offer_s']:.3f}s "
+            f"({rp['tokenizer_calls']} texts tokenized in {rp['tokenizer_s']:.3f}s) + finish "
+            f"{rp['finish_s']:.3f}s; {rp['outcome']} {match[r.replay_matches]}".rstrip()
         )
-        rp = r.replay
-        print(f"  N={r.size} budget={r.budget}: {acts}")
-        if rp:
+        if distill_s:
+            rest = max(0.0, distill_s - rp["select_s"])
+            print(f"    commit and the rest of distill_memory: ~{rest:.3f}s")
+    print(f"    SR-1 output (archive + distilled entry): {r.sr1_output}")
+
+
+def backlog_pass(rows: Sequence[Backlog]) -> bool:
+    if not rows:
+        return True
+    small, big = rows[0], rows[-1]
+    grows = (
+        big.first.rows_read > BACKLOG_SLACK * small.first.rows_read
+        or big.first.writes["rows_written"] > BACKLOG_SLACK * small.first.writes["rows_written"]
+    )
+    return all(row.checks_pass for row in rows) and big.plans_ok and not grows
+
+
+def print_backlog(rows: Sequence[Backlog]) -> None:
+    if not rows:
+        return
+    small, big = rows[0], rows[-1]
+    print()
+    print(
+        f"backlog (RFC 0062: a dream's time, rows written and temporary space grow with the "
+        f"budget, not the backlog); budget {big.budget}, the same queue head in both"
+    )
+    header = (
+        f"{'backlog':>8} {'table rows':>10} {'seed s':>7} {'vacuum s':>8} {'dream s':>8} "
+        f"{'each':<17} {'rows read':>9} {'sources':>8} {'tokens':>7} {'written':>8} "
+        f"{'temp growth':>11}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        first = row.first
+        each = "/".join(f"{d.wall_s:.2f}" for d in row.dreams)
+        growth = max(d.writes["temporary_growth_bytes"] for d in row.dreams)
+        print(
+            f"{row.size:>8} {row.table_entries:>10} {row.seed_s:>7.1f} {row.vacuum_s:>8.1f} "
+            f"{row.median_s:>8.2f} {each:<17} {first.rows_read:>9} {first.source_count:>8} "
+            f"{first.tokens_used:>7} {first.writes['rows_written']:>8} {growth:>9} B"
+        )
+    print(
+        "(dream s: median of the dreams in 'each'; rows read, sources, tokens and written: the "
+        "first dream; table rows: memory_entries, all memoryRefs, after the dreams)"
+    )
+    if big is not small:
+        verdict = "PASS" if backlog_pass(rows) else "FAIL"
+        time_met = big.median_s <= TIME_TARGET * small.median_s
+        print(
+            f"  {big.size}/{small.size}: dream time {fmt_ratio(big.median_s, small.median_s)} "
+            f"({'met' if time_met else 'MISSED'}: target about 1x, at most {TIME_TARGET}x), "
+            f"rows read {fmt_ratio(big.first.rows_read, small.first.rows_read)}, rows written "
+            f"{fmt_ratio(big.first.writes['rows_written'], small.first.writes['rows_written'])}"
+            f", temporary space +{max(d.writes['temporary_growth_bytes'] for d in big.dreams)} B"
+            f" (target: about 1x, +0 B) -> {verdict}"
+        )
+        refresh = ", ".join(f"backlog {row.size} {row.index_refresh_s:.3f}s" for row in rows)
+        print(
+            f"  the commit's MEMORY-INDEX refresh alone (memory_index.refresh_index in process, "
+            f"rolled back; it reads every live entry of the memoryRef): {refresh}"
+        )
+        print(
+            f"  (checked: every dream distilled and passed its history and SR-1 checks, no "
+            f"temporary growth, rows read and written within {BACKLOG_SLACK}x of the "
+            f"baseline's, the big backlog's queue pages read over {QUEUE_INDEX} with no "
+            f"sort; the time ratio is reported, not checked)"
+        )
+    for row in rows:
+        w = row.first.writes
+        inserted = ", ".join(
+            f"{name.removeprefix('memory_')} +{n}" for name, n in w["inserted"].items()
+        )
+        print(
+            f"  rows written, backlog {row.size}, first dream: {inserted}; "
+            f"{w['updated_entries']} entries updated (claimed/parked); temporary tables "
+            f"{fmt_bytes(w['temporary_bytes_before'])} -> {fmt_bytes(w['temporary_bytes_after'])}"
+        )
+    for row in rows:
+        plans = [(page, plan) for page, plan in row.plans.items()]
+        plans += [(f"{page} (generic plan)", plan) for page, plan in row.generic_plans.items()]
+        for page, plan in plans:
             print(
-                f"    replay: read {rp['read_snapshot_s']:.2f}s, redact {rp['redact_s']:.2f}s, "
-                f"distill {rp['distill_s']:.2f}s ({rp['tokenizer_calls']} texts tokenized in "
-                f"{rp['tokenizer_s']:.2f}s; {rp['distill_outcome']})"
+                f"  queue {page}, backlog {row.size}: {' <- '.join(plan['nodes'])}; "
+                f"{plan['rows']} rows, {plan['removed_by_filter']} removed by filter, "
+                f"{plan['shared_blocks']} buffers, {plan['temp_blocks']} temp blocks, "
+                f"{'a sort' if plan['sort'] else 'no sort'}; planning "
+                f"{plan['planning_ms']:.2f} ms, execution {plan['execution_ms']:.2f} ms"
             )
-        print(f"    SR-1 output (archive + distilled entry): {r.sr1_output}")
+    print(
+        "  (generic plan: plan_cache_mode=force_generic_plan, the plan a pooled connection's "
+        "cached prepared statement may switch to after five executions; reported, not checked)"
+    )
+    for row in rows:
+        print_history(row.first, f"backlog {row.size}")
+        print_breakdown(row.first, f"backlog {row.size}")
 
 
 # ---------------------------------------------------------------------- main
 
 
 async def run_benchmark(
-    sizes: Sequence[int], budgets: Sequence[int], quick: bool
+    sizes: Sequence[int],
+    budgets: Sequence[int],
+    quick: bool,
+    backlog: tuple[int, int] | None = None,
+    backlog_repeats: int = 1,
 ) -> dict[str, Any]:
     rng = random.Random(SEED)
     secrets = make_secrets(rng)
     vault = StaticSecretVault({TENANT: secrets})
     get_encoding()  # load the rank file once, outside every timing
     runs: list[Run] = []
+    backlogs: list[Backlog] = []
     corpora: dict[int, dict[str, Any]] = {}
     started = time.perf_counter()
     async with (
@@ -622,7 +1158,7 @@ async def run_benchmark(
             store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={}))
             info = await server_info(store)
             env = await WorkflowEnvironment.start_local(
-                data_converter=pydantic_data_converter,
+                data_converter=data_converter,
                 dev_server_existing_path=temporal_cli(),
                 search_attributes=list(search_attributes.ALL),
             )
@@ -637,7 +1173,8 @@ async def run_benchmark(
                 )
                 print(
                     "store: StoreLimits(capacity={}) -- working/episodic tiers UNCAPPED "
-                    "(default caps them at 1,000 entries per memoryRef)"
+                    "(default caps them at 1,000 entries per memoryRef); autovacuum "
+                    f"{info['autovacuum']}, plan_cache_mode {info['plan_cache_mode']}"
                 )
                 async with worker:
                     for size in sizes:
@@ -669,13 +1206,34 @@ async def run_benchmark(
                             ref = f"mem://{TENANT}/n{size}-b{budget}-{uuid.uuid4().hex[:6]}"
                             run = Run(size=size, budget=budget, memory_ref=ref, floor_s=floor_s)
                             run.load_s = await load(store, ref, corpus)
-                            await dream(env.client, task_queue, run, store, corpus)
+                            run.replay, _ = await replay(store, vault, ref, budget)
+                            await dream(env.client, task_queue, run, corpus)
                             run.sr1_output = await check_sr1_output(store, run, secrets)
-                            run.replay = await replay(store, vault, run)
                             runs.append(run)
                             print(
                                 f"  budget {budget}: loaded in {run.load_s:.1f}s, dream "
                                 f"{run.status} in {run.wall_s:.2f}s"
+                            )
+                    if backlog is not None:
+                        big, baseline = backlog
+                        head = build_corpus(baseline, secrets, random.Random(SEED + baseline))
+                        print(
+                            f"\nbacklog: {baseline} entries (the N={baseline} corpus, all "
+                            f"episodic) and {big} (the same plus {big - baseline} older, "
+                            f"ordinary ones), seeded with INSERT ... SELECT generate_series"
+                        )
+                        for size in (baseline, big):
+                            backlogs.append(
+                                await run_backlog(
+                                    env.client,
+                                    task_queue,
+                                    store,
+                                    vault,
+                                    head,
+                                    size,
+                                    budgets[0],
+                                    backlog_repeats,
+                                )
                             )
             finally:
                 await env.shutdown()
@@ -683,6 +1241,7 @@ async def run_benchmark(
             await engine.dispose()
     print()
     print_table(runs)
+    print_backlog(backlogs)
     return {
         "benchmark": "distillation_bench",
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -698,7 +1257,9 @@ async def run_benchmark(
         "history_targets": {"max_events": MAX_HISTORY_EVENTS, "max_bytes": MAX_HISTORY_BYTES},
         "corpora": corpora,
         "runs": [run.to_json() for run in runs],
-        "pass": all(run.checks_pass for run in runs),
+        "backlog": [row.to_json() for row in backlogs],
+        "backlog_pass": backlog_pass(backlogs) if backlogs else None,
+        "pass": all(run.checks_pass for run in runs) and backlog_pass(backlogs),
     }
 
 
@@ -707,16 +1268,52 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     parser.add_argument("--budget", type=int, default=8000)
     parser.add_argument("--max-budget", type=int, default=MAX_TOKEN_BUDGET)
-    parser.add_argument("--quick", action="store_true", help="N=1000 only (smoke test)")
+    parser.add_argument(
+        "--backlog",
+        type=int,
+        default=None,
+        help=f"entries in the big backlog (default {DEFAULT_BACKLOG[0]}; 0 skips the row)",
+    )
+    parser.add_argument(
+        "--backlog-baseline",
+        type=int,
+        default=None,
+        help=f"entries in the baseline backlog (default {DEFAULT_BACKLOG[1]})",
+    )
+    parser.add_argument(
+        "--backlog-repeats",
+        type=int,
+        default=None,
+        help=f"dreams per backlog (default {DEFAULT_BACKLOG_REPEATS}; 1 with --quick)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"N=1000 only, backlog {QUICK_BACKLOG[0]} beside {QUICK_BACKLOG[1]} (smoke test)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     return parser.parse_args(argv)
+
+
+def backlog_sizes(args: argparse.Namespace) -> tuple[int, int] | None:
+    big, baseline = QUICK_BACKLOG if args.quick else DEFAULT_BACKLOG
+    big = big if args.backlog is None else args.backlog
+    baseline = baseline if args.backlog_baseline is None else args.backlog_baseline
+    if big <= 0:
+        return None
+    if not 0 < baseline <= big:
+        raise SystemExit("--backlog-baseline must be between 1 and --backlog")
+    return big, baseline
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     sizes = list(QUICK_SIZES) if args.quick else [int(s) for s in args.sizes.split(",") if s]
     budgets = list(dict.fromkeys([args.budget, args.max_budget]))
-    report = asyncio.run(run_benchmark(sizes, budgets, args.quick))
+    repeats = args.backlog_repeats or (1 if args.quick else DEFAULT_BACKLOG_REPEATS)
+    report = asyncio.run(
+        run_benchmark(sizes, budgets, args.quick, backlog_sizes(args), max(1, repeats))
+    )
     target = args.json or RESULTS_DIR / (
         "distillation-quick.json" if args.quick else "distillation.json"
     )
