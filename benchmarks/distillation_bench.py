@@ -1092,7 +1092,7 @@ def print_backlog(rows: Sequence[Backlog]) -> None:
         refresh = ", ".join(f"backlog {row.size} {row.index_refresh_s:.3f}s" for row in rows)
         print(
             f"  the commit's MEMORY-INDEX refresh alone (memory_index.refresh_index in process, "
-            f"rolled back; it reads every live entry of the memoryRef): {refresh}"
+            f"rolled back; counts from the maintained per-ref counters): {refresh}"
         )
         print(
             f"  (checked: every dream distilled and passed its history and SR-1 checks, no "

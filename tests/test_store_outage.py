@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
-from memory.database import create_engine, migrate
+from memory.database import IDLE_BEFORE_PING_SECONDS, create_engine, migrate
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
 from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
@@ -99,6 +99,9 @@ async def test_a_dream_survives_a_database_outage_and_a_restart(
             await connection.execute(text("SELECT 1"))
         await asyncio.to_thread(_stop, own_server)
         await asyncio.to_thread(_start, own_server)
+        # The worker idles a moment longer than IDLE_BEFORE_PING_SECONDS (a pooled
+        # connection used within the last second is not pinged).
+        await asyncio.sleep(IDLE_BEFORE_PING_SECONDS + 0.2)
         await store.put(ref, note("after the restart: a new observation"))
         child_id = f"distill-after-restart-{uuid.uuid4().hex[:6]}"
         second = await temporal_env.client.start_workflow(
