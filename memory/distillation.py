@@ -118,9 +118,7 @@ async def select_sources(
         )
         async with store.engine.connect() as connection:
             rows = (await connection.execute(query)).all()
-        # SR-1 carry-forward: a secret registered after the source was written (or
-        # stored before redaction existed) is caught here and never enters an archive.
-        page = [to_source(row, write_redacted(row.content, registry)) for row in rows]
+        page = [to_source(row, registry) for row in rows]
         read += page
         # Tokenising is CPU-bound; a thread keeps the event loop free for heartbeats.
         wants_more = await asyncio.to_thread(packing.offer, page)
@@ -224,7 +222,7 @@ async def commit(
         tags = await _insert_distilled_entry(
             connection, ref, request, outcome, archive, content, now
         )
-        index, index_events = await _refresh_index(connection, ref, request, now)
+        index, index_events = await _refresh_index(connection, ref, request, now, registry)
         pending = _entry_events(ref, archive.output_id, tags) + index_events
         pending.append(_compacted_event(ref, request, outcome, archive, content, index))
         seqs = await append_events(connection, ref, pending, now)
@@ -404,11 +402,15 @@ async def _insert_distilled_entry(
 
 
 async def _refresh_index(
-    connection: AsyncConnection, ref: MemoryRef, request: DistillMemoryRequest, now: datetime
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    request: DistillMemoryRequest,
+    now: datetime,
+    registry: MemorySecretRegistry | None,
 ) -> tuple[IndexUpdate | None, list[PendingEvent]]:
     if not request.index_emitted:
         return None, []
-    written, events = await refresh_index(connection, ref, now)
+    written, events = await refresh_index(connection, ref, now, registry)
     index = IndexUpdate(
         path=written.path,
         version=written.version,

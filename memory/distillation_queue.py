@@ -17,6 +17,7 @@ from sqlalchemy import Select, bindparam, or_, select, tuple_
 
 from memory import tables
 from memory.distiller import SourceText
+from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import live, scoped
 from schemas.memory_entry import Tier
 from schemas.memory_ref import MemoryRef
@@ -79,13 +80,16 @@ def candidates_page(
     return query.order_by(*(column.desc() for column in RANK)).limit(limit)
 
 
-def to_source(row: Any, content: str) -> SourceText:
+def to_source(row: Any, registry: MemorySecretRegistry | None) -> SourceText:
+    """A candidate as the distiller sees it. SR-1 carry-forward: a secret registered
+    after the entry was written (or stored before redaction existed) is redacted here,
+    in the text and in the tags, so it never enters an archive or a distilled entry."""
     return SourceText(
         entry_id=row.id,
         version=row.version,
-        content=content,
+        content=write_redacted(row.content, registry),
         content_sha256=row.content_sha256,
-        tags=tuple(row.tags),
+        tags=tuple(dict.fromkeys(write_redacted(tag, registry) for tag in row.tags)),
         pinned=row.pinned,
         priority=row.priority,
         created_at=row.created_at,

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.event_log import PendingEvent
+from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import live, scoped
 from memory.tokens import TOKENIZER_NAME, count_tokens
 from schemas.base import format_instant
@@ -100,7 +101,23 @@ async def _top_tags(connection: AsyncConnection, ref: MemoryRef, now: datetime) 
     )
 
 
-async def _gather(connection: AsyncConnection, ref: MemoryRef, now: datetime) -> dict[str, Any]:
+def _redacted_histogram(
+    rows: list[Any], registry: MemorySecretRegistry | None
+) -> list[dict[str, Any]]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        tag = write_redacted(row.tag, registry)
+        counts[tag] = counts.get(tag, 0) + int(row.n)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [{"tag": tag, "count": n} for tag, n in ordered]
+
+
+async def _gather(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    now: datetime,
+    registry: MemorySecretRegistry | None = None,
+) -> dict[str, Any]:
     tiers = await _tier_counts(connection, ref, now)
     span = (
         await connection.execute(
@@ -128,7 +145,7 @@ async def _gather(connection: AsyncConnection, ref: MemoryRef, now: datetime) ->
             tier: int(tiers.get(tier, 0)) for tier in ("working", "episodic", "semantic")
         },
         "timeRange": {"oldest": _instant(span[0]), "newest": _instant(span[1])},
-        "tags": [{"tag": row.tag, "count": int(row.n)} for row in tag_rows],
+        "tags": _redacted_histogram(tag_rows, registry),
         "archives": [
             {
                 "checksum": row.checksum,
@@ -249,10 +266,15 @@ async def write_workspace_file(
 
 
 async def refresh_index(
-    connection: AsyncConnection, ref: MemoryRef, now: datetime
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    now: datetime,
+    registry: MemorySecretRegistry | None = None,
 ) -> tuple[WrittenFile, list[PendingEvent]]:
-    """Write new versions of MEMORY-INDEX.json and .md; caller commits and logs events."""
-    body, size = build_index_document(ref, await _gather(connection, ref, now))
+    """Write new versions of MEMORY-INDEX.json and .md; caller commits and logs events.
+    Tag names pass the run's SR-1 registry (a tag stored before its secret was
+    registered is shown redacted)."""
+    body, size = build_index_document(ref, await _gather(connection, ref, now, registry))
     written, json_event = await write_workspace_file(connection, ref, INDEX_PATH, body, now, size)
     markdown = render_markdown(json.loads(body))
     _, md_event = await write_workspace_file(

@@ -3,7 +3,8 @@
 Three rules shape every method:
 - CTI-1: the memoryRef is parsed once by schemas.memory_ref; reads with a malformed ref return
   []/None, writes raise InvalidMemoryRef; every statement is scoped by tenant + ref.
-- SR-1: every write of content goes through memory.redaction.write_redacted.
+- SR-1: every write of content, tags and metadata goes through memory.redaction.write_redacted
+  (memory/field_redaction.py); identifiers holding a registered secret are refused.
 - TTL: every read filters by memory.rows.live(now), so an expired entry never surfaces.
 Each write and the events describing it commit in one transaction.
 
@@ -35,6 +36,12 @@ from memory.capacity import evict_over_capacity, lock_tier
 from memory.distillation import distill
 from memory.distiller import Distiller
 from memory.event_log import PendingEvent, append_events, read_events
+from memory.field_redaction import (
+    redact_metadata,
+    redact_tags,
+    refuse_secret,
+    refuse_secret_in_attribution,
+)
 from memory.memory_index import index_digest
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.retention import collect_garbage
@@ -348,6 +355,13 @@ class PostgresMemoryStore:
         if (entry.namespace is None) != (entry.key is None):
             raise InvalidInput("key", "namespace and key must be given together")
         self._check_expiry(entry.expires_at, now)
+        for name, value in (
+            ("id", entry.id),
+            ("namespace", entry.namespace),
+            ("key", entry.key),
+            ("subject", entry.subject),
+        ):
+            refuse_secret(name, value, registry)
         content = self._checked_content(entry.content, registry)
         return {
             "tenant": ref.tenant,
@@ -355,7 +369,7 @@ class PostgresMemoryStore:
             "id": entry.id or self._new_id(),
             "content": content,
             "content_sha256": _sha256(content),
-            "tags": list(dict.fromkeys(entry.tags)),
+            "tags": redact_tags(entry.tags, registry),
             "tier": entry.tier.value,
             "namespace": entry.namespace,
             "key": entry.key,
@@ -363,7 +377,7 @@ class PostgresMemoryStore:
             "pinned": entry.pinned,
             "priority": entry.priority.rank,
             "subject": entry.subject,
-            "metadata": entry.metadata,
+            "metadata": redact_metadata(entry.metadata, registry),
             "attribution": attribution.to_wire() if attribution else None,
             "created_at": now,
             "updated_at": now,
@@ -432,6 +446,7 @@ class PostgresMemoryStore:
         entries = [_checked(NewMemoryEntry, entry) for entry in entries]
         if attribution is not None:
             attribution = _checked(Attribution, attribution)
+            refuse_secret_in_attribution(attribution, secrets)
         now = self.now()
         rows = [self._new_row(ref, entry, secrets, attribution, now) for entry in entries]
         if not rows:
@@ -489,6 +504,7 @@ class PostgresMemoryStore:
         changes = _checked(EntryChanges, changes)
         if attribution is not None:
             attribution = _checked(Attribution, attribution)
+            refuse_secret_in_attribution(attribution, secrets)
         now = self.now()
         values: dict[str, Any] = {
             "version": E.c.version + 1,
@@ -506,13 +522,13 @@ class PostgresMemoryStore:
             # Its size changed too: a parked "too large for the budget" mark is stale.
             values["distill_cost"] = case((unchanged, E.c.distill_cost), else_=None)
         if changes.tags is not None:
-            values["tags"] = list(dict.fromkeys(changes.tags))
+            values["tags"] = redact_tags(changes.tags, secrets)
         if changes.pinned is not None:
             values["pinned"] = changes.pinned
         if changes.priority is not None:
             values["priority"] = changes.priority.rank
         if changes.metadata is not None:
-            values["metadata"] = changes.metadata
+            values["metadata"] = redact_metadata(changes.metadata, secrets)
         if changes.expires_at is not None:
             self._check_expiry(changes.expires_at, now)
             values["expires_at"] = changes.expires_at
