@@ -33,6 +33,7 @@ from memory.archive import Archive, build_archive
 from memory.distillation_queue import candidates_page, to_source
 from memory.distiller import DistillationOutcome, Distiller, ExtractiveDistiller, SourceText
 from memory.event_log import PendingEvent, append_events
+from memory.lineage import earliest_expiry, record_lineage
 from memory.memory_index import refresh_index
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import live, scoped
@@ -218,6 +219,7 @@ async def commit(
             return done
         await _claim_sources(connection, ref, outcome.consumed, archive.output_id, now)
         await _park(connection, ref, outcome.oversized)
+        await record_lineage(connection, ref, [s.entry_id for s in outcome.consumed], archive)
         await _insert_archive(connection, ref, request, outcome, archive, content, now)
         tags = await _insert_distilled_entry(
             connection, ref, request, outcome, archive, content, now
@@ -395,6 +397,7 @@ async def _insert_distilled_entry(
             created_at=now,
             updated_at=now,
             last_accessed_at=now,
+            expires_at=earliest_expiry(s.expires_at for s in outcome.consumed),
         )
         .on_conflict_do_nothing(index_elements=[E.c.memory_ref, E.c.id])
     )

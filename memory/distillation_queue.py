@@ -51,6 +51,7 @@ def candidates_page(
         E.c.pinned,
         E.c.priority,
         E.c.created_at,
+        E.c.expires_at,
     ).where(
         scoped(ref),
         live(now),
@@ -93,4 +94,5 @@ def to_source(row: Any, registry: MemorySecretRegistry | None) -> SourceText:
         pinned=row.pinned,
         priority=row.priority,
         created_at=row.created_at,
+        expires_at=row.expires_at,
     )

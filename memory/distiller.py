@@ -53,6 +53,8 @@ class SourceText:
     pinned: bool
     priority: int
     created_at: datetime
+    # A distilled entry expires no later than the earliest-expiring source it carries.
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

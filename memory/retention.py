@@ -21,7 +21,9 @@ SNAPSHOT_RETENTION = timedelta(days=1)
 async def collect_garbage(store: PostgresMemoryStore, memory_ref: str | MemoryRef) -> GarbageReport:
     ref = parse_memory_ref(memory_ref)
     now = store.now()
-    expired_entries = await store.gc_expired(str(ref))
+    # Expired sources first, erased like forgotten ones so their text leaves every
+    # derived copy; then whatever else expired (nothing derives from it).
+    expired_entries = (await store.expire(ref)).entries + await store.gc_expired(str(ref))
     archives, snapshots = tables.archives, tables.snapshots
     async with store.engine.begin() as connection:
         expired_archives = (

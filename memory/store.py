@@ -35,6 +35,8 @@ from memory.adapter import HostMemoryStore
 from memory.capacity import evict_over_capacity, lock_tier
 from memory.distillation import distill
 from memory.distiller import Distiller
+from memory.erasure import ErasurePass, erase_in_ref
+from memory.erasure import report as erasure_report
 from memory.event_log import PendingEvent, append_events, read_events
 from memory.field_redaction import (
     redact_metadata,
@@ -42,6 +44,7 @@ from memory.field_redaction import (
     refuse_secret,
     refuse_secret_in_attribution,
 )
+from memory.lineage import DISTILLED, derived_from
 from memory.memory_index import index_digest
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.retention import collect_garbage
@@ -53,6 +56,7 @@ from memory.snapshots import (
     read_snapshot_items,
 )
 from schemas.base import floor_ms
+from schemas.erasure import ErasureReport, LineageLink
 from schemas.errors import (
     ContentTooLarge,
     DuplicateKey,
@@ -83,6 +87,7 @@ from schemas.snapshot import SnapshotInfo
 from schemas.workflow_io import DistillationResult, DistillMemoryRequest, GarbageReport, IndexDigest
 
 E = tables.entries
+L = tables.lineage
 Progress = Callable[[dict[str, object]], None]
 DEFAULT_LIST_LIMIT = 100
 # What a deletion returns to describe each removed entry in its lifecycle event.
@@ -569,7 +574,22 @@ class PostgresMemoryStore:
         return removed == 1
 
     async def forget(self, memory_ref: str, request: ForgetRequest) -> int:
-        """Erase from live memory by ids, tag or subject (RFC 0080 retention.forget)."""
+        """Erase by ids, tag or subject (RFC 0080 retention.forget), every derived copy
+        included (see erase); returns how many entries matched."""
+        return (await self.erase(memory_ref, request)).entries
+
+    async def erase(
+        self,
+        memory_ref: str,
+        request: ForgetRequest,
+        *,
+        dry_run: bool = False,
+        secrets: MemorySecretRegistry | None = None,
+    ) -> ErasureReport:
+        """Forget, reaching every copy in one transaction (memory/erasure.py): the
+        entries, the archives and distilled entries holding their text (rewritten, or
+        removed when nothing else remains) and snapshots holding them. ``dry_run``
+        computes the same report and rolls back."""
         ref = parse_memory_ref(memory_ref)
         request = _checked(ForgetRequest, request)
         if not (request.ids or request.tag or request.subject):
@@ -583,9 +603,68 @@ class PostgresMemoryStore:
             clauses.append(E.c.tags.contains([request.tag]))
         if request.subject:
             clauses.append(E.c.subject == request.subject)
-        return await self._delete_where(
-            ref, clauses, reason="forget", tenant_wide=request.tenant_wide
+        scope = (E.c.tenant == ref.tenant) if request.tenant_wide else scoped(ref)
+        return await self._erase(str(ref), [scope, *clauses], "forget", dry_run, secrets)
+
+    async def _erase(
+        self,
+        memory_ref: str,
+        clauses: Sequence[ColumnElement[bool]],
+        reason: str,
+        dry_run: bool,
+        secrets: MemorySecretRegistry | None,
+    ) -> ErasureReport:
+        now = self.now()
+        passes: builtins.list[ErasurePass] = []
+        try:
+            async with self.engine.begin() as connection:
+                matched = (
+                    await connection.execute(
+                        select(E.c.memory_ref, E.c.id)
+                        .where(*clauses)
+                        .order_by(E.c.memory_ref, E.c.id)
+                    )
+                ).all()
+                by_ref: dict[str, builtins.list[str]] = {}
+                for row in matched:
+                    by_ref.setdefault(row.memory_ref, []).append(row.id)
+                for raw_ref, ids in sorted(by_ref.items()):
+                    target = parse_memory_ref(raw_ref)
+                    # Serialised with distillation commits of the same memoryRef.
+                    await connection.execute(
+                        select(
+                            func.pg_advisory_xact_lock(
+                                func.hashtextextended(f"distill|{target}", 0)
+                            )
+                        )
+                    )
+                    state = ErasurePass(target, now, reason, secrets, ids)
+                    await erase_in_ref(connection, state)
+                    passes.append(state)
+                if dry_run:
+                    raise _DryRun()
+        except _DryRun:
+            pass
+        return erasure_report(memory_ref, dry_run, passes)
+
+    async def expire(self, memory_ref: str | MemoryRef) -> ErasureReport:
+        """TTL reaches derived data: erase the ref's expired entries like forgotten ones
+        (derived copies rewritten without them). Distilled entries are not targets: they
+        expire with their earliest source and are rewritten here, not dropped."""
+        ref = parse_memory_ref(memory_ref)
+        distilled = select(L.c.artifact_id).where(
+            L.c.memory_ref == str(ref), L.c.artifact_kind == DISTILLED
         )
+        clauses = [scoped(ref), E.c.expires_at <= self.now(), E.c.id.not_in(distilled)]
+        return await self._erase(str(ref), clauses, "ttl", False, None)
+
+    async def lineage(self, memory_ref: str, entry_id: str) -> builtins.list[LineageLink]:
+        """Where an entry's text went: every derived artifact, transitively (audit)."""
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None:
+            return []
+        async with self._autocommit.connect() as connection:
+            return await derived_from(connection, ref, [entry_id])
 
     async def archive_working_memory(self, memory_ref: str) -> int:
         """Task end (RFC-0015 §2.1): record memory.archived for every working-tier entry
@@ -754,6 +833,10 @@ class PostgresMemoryStore:
     async def index_digest(self, memory_ref: str | MemoryRef) -> IndexDigest:
         async with self._autocommit.connect() as connection:
             return await index_digest(connection, parse_memory_ref(memory_ref))
+
+
+class _DryRun(Exception):
+    """Raised inside an erasure's transaction to roll a dry run back."""
 
 
 class _RowView:

@@ -161,3 +161,28 @@ tag_counts = Table(
     Column("tag", Text, primary_key=True),
     Column("entries", BigInteger, nullable=False),
 )
+
+# Which entries every derived artifact holds text of (migration 0006): erasure and TTL
+# follow it to every copy; `memoryctl lineage` shows it.
+lineage = Table(
+    "memory_lineage",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("source_id", Text, primary_key=True),
+    Column("artifact_kind", Text, primary_key=True),
+    Column("artifact_id", Text, primary_key=True),
+)
+
+archive_tombstones = Table(
+    "memory_archive_tombstones",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("checksum", Text, primary_key=True),
+    Column("successor_checksum", Text),
+    Column("reason", Text, nullable=False),
+    Column("item_sha256", ARRAY(Text), nullable=False),
+    Column("erased_item_sha256", ARRAY(Text), nullable=False),
+    Column("erased_at", DateTime(timezone=True), nullable=False),
+)

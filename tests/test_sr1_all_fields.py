@@ -22,37 +22,8 @@ from schemas.errors import InvalidInput
 from schemas.memory_entry import Attribution, EntryChanges, NewMemoryEntry
 from schemas.workflow_io import DreamInput
 from tests.factories import canary, unique_ref
+from tests.scan import tables_holding
 from workflows.dream import DreamWorkflow
-
-SCANNED_TYPES = ("text", "jsonb", "json", "ARRAY", "bytea", "character varying")
-
-
-async def tables_holding(engine: AsyncEngine, needle: str) -> list[str]:
-    """Every table.column of the schema whose value contains ``needle``."""
-    async with engine.connect() as connection:
-        columns = (
-            await connection.execute(
-                text(
-                    "SELECT table_name, column_name, data_type FROM information_schema.columns"
-                    " WHERE table_schema = 'public' AND data_type = ANY(:types)"
-                ),
-                {"types": list(SCANNED_TYPES)},
-            )
-        ).all()
-        found = []
-        for table, column, data_type in columns:
-            if data_type == "bytea":
-                condition = f"position(convert_to(:needle, 'UTF8') in \"{column}\") > 0"
-            else:
-                condition = f'strpos("{column}"::text, :needle) > 0'
-            hits = (
-                await connection.execute(
-                    text(f'SELECT count(*) FROM "{table}" WHERE {condition}'), {"needle": needle}
-                )
-            ).scalar_one()
-            if hits:
-                found.append(f"{table}.{column}")
-    return found
 
 
 def _registry(secret: str) -> MemorySecretRegistry:

@@ -1,0 +1,331 @@
+"""Erasure: forget (and TTL expiry) reaches every copy of an entry's text, in one
+transaction.
+
+Following lineage (memory/lineage.py) from the erased entries:
+
+- **Archives** are immutable and content-addressed, so an archive holding erased text is
+  replaced: a new archive version without the erased sources' items (an item whose
+  other sources remain keeps the text of the first remaining source) is written, the old
+  row and its bytes are deleted, and a tombstone records the old checksum, its
+  successor, and the sha256 of every item the original held and of those erased. What a
+  verifier can still prove: every item of the successor is byte-identical to an item of
+  the original (its hash is in the tombstone), and which item hashes were erased; the
+  original checksum itself can no longer be recomputed, by design, because its bytes
+  are gone. An archive left with no item is removed (tombstone without successor).
+- **Distilled entries** are rewritten from their new archive (same id, next version,
+  through the SR-1 chokepoint) or removed when nothing remains; a rewritten or removed
+  distilled entry is in turn followed into the archives that distilled it again.
+  A distilled entry whose archive was already collected (past archiveRetention) cannot
+  be rewritten item by item and is removed.
+- **Snapshots** holding an erased or rewritten entry are dropped.
+- The erased rows are deleted; the event log records memory.deleted (reason forget) or
+  memory.expired (reason ttl) and memory.updated for rewrites, ids only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import rfc8785
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory import tables
+from memory.distiller import LINE_PREFIX
+from memory.event_log import PendingEvent, append_events
+from memory.lineage import ARCHIVE, DISTILLED, derived_from, earliest_expiry
+from memory.redaction import MemorySecretRegistry, write_redacted
+from memory.rows import scoped
+from memory.tokens import count_tokens
+from schemas.erasure import MAX_LISTED_IDS, ErasureReport
+from schemas.events import EventType, MemoryLifecycle
+from schemas.memory_entry import Tier
+from schemas.memory_ref import MemoryRef
+
+A = tables.archives
+T = tables.archive_tombstones
+E = tables.entries
+L = tables.lineage
+S = tables.snapshots
+SI = tables.snapshot_items
+
+
+@dataclass
+class ErasurePass:
+    """One memoryRef's erasure in progress."""
+
+    ref: MemoryRef
+    now: datetime
+    reason: str  # "forget" or "ttl"
+    registry: MemorySecretRegistry | None
+    targets: list[str]
+    erased: set[str] = field(default_factory=set)
+    rewritten: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, int] = field(default_factory=dict)
+    removed_distilled: list[str] = field(default_factory=list)
+    archives_rewritten: int = 0
+    archives_removed: int = 0
+    snapshots_dropped: int = 0
+
+
+def _sha(value: Any) -> str:
+    return hashlib.sha256(rfc8785.dumps(value)).hexdigest()
+
+
+def _render(items: Sequence[dict[str, Any]]) -> str:
+    return "".join(f"{LINE_PREFIX}{item['text']}\n" for item in items)
+
+
+async def erase_in_ref(connection: AsyncConnection, state: ErasurePass) -> None:
+    state.erased = set(state.targets)
+    links = await derived_from(connection, state.ref, state.targets)
+    archives = sorted({link.artifact_id for link in links if link.artifact_kind == ARCHIVE})
+    rows = (
+        await connection.execute(
+            select(A)
+            .where(A.c.tenant == state.ref.tenant, A.c.memory_ref == str(state.ref))
+            .where(A.c.checksum.in_(archives))
+            .order_by(A.c.created_at, A.c.checksum)
+        )
+    ).all()
+    present = {row.checksum for row in rows}
+    # Distilled entries whose archive was collected: no items to rewrite from.
+    for link in links:
+        if link.artifact_kind == ARCHIVE and link.artifact_id not in present:
+            await _collected_archive_output(connection, state, link.artifact_id)
+    for row in rows:  # oldest first: a recursive distillation is newer than its sources
+        await _rewrite_archive(connection, state, row)
+    await _drop_snapshots(connection, state)
+    await _delete_rows(connection, state)
+
+
+async def _collected_archive_output(
+    connection: AsyncConnection, state: ErasurePass, checksum: str
+) -> None:
+    outputs = (
+        await connection.execute(
+            select(L.c.artifact_id).where(
+                L.c.memory_ref == str(state.ref),
+                L.c.artifact_kind == DISTILLED,
+                L.c.source_id.in_(
+                    select(L.c.source_id).where(
+                        L.c.memory_ref == str(state.ref),
+                        L.c.artifact_kind == ARCHIVE,
+                        L.c.artifact_id == checksum,
+                    )
+                ),
+            )
+        )
+    ).scalars()
+    for output_id in set(outputs) - state.erased:
+        state.erased.add(output_id)
+        state.removed_distilled.append(output_id)
+
+
+async def _current(
+    connection: AsyncConnection, state: ErasurePass, ids: Sequence[str]
+) -> dict[str, Any]:
+    rows = (
+        await connection.execute(
+            select(E.c.id, E.c.content, E.c.tags, E.c.expires_at).where(
+                scoped(state.ref), E.c.id.in_(list(ids))
+            )
+        )
+    ).all()
+    return {row.id: row for row in rows}
+
+
+async def _rewrite_archive(connection: AsyncConnection, state: ErasurePass, row: Any) -> None:
+    document = json.loads(bytes(row.body))
+    items: list[dict[str, Any]] = []
+    for item in document["items"]:
+        remaining = [s for s in item["sourceIds"] if s not in state.erased]
+        if not remaining:
+            continue
+        lead = remaining[0]
+        text = item["text"]
+        if lead in state.rewritten:
+            text = state.rewritten[lead]
+        elif lead != item["sourceIds"][0]:
+            current = (await _current(connection, state, [lead])).get(lead)
+            if current is None:
+                continue
+            text = current.content
+        items.append({**item, "text": write_redacted(text, state.registry), "sourceIds": remaining})
+    if items == document["items"]:
+        return
+    output_id = row.output_id
+    tombstone = {
+        "tenant": state.ref.tenant,
+        "memory_ref": str(state.ref),
+        "checksum": row.checksum,
+        "reason": state.reason,
+        "item_sha256": [_sha(item) for item in document["items"]],
+        "erased_item_sha256": [_sha(i) for i in document["items"] if i not in items],
+        "erased_at": state.now,
+    }
+    await connection.execute(
+        delete(A).where(A.c.memory_ref == str(state.ref), A.c.checksum == row.checksum)
+    )
+    if not items:
+        await connection.execute(insert(T).values(**tombstone, successor_checksum=None))
+        state.archives_removed += 1
+        state.erased.add(output_id)
+        state.removed_distilled.append(output_id)
+        return
+    kept = {s for item in items for s in item["sourceIds"]}
+    output = _render(items)
+    input_tokens = sum(count_tokens(item["text"]) for item in items)
+    output_tokens = count_tokens(output)
+    successor = {
+        **document,
+        "items": items,
+        "sources": [s for s in document["sources"] if s["id"] in kept],
+        "output": output,
+        "tokens": {
+            "input": input_tokens,
+            "output": output_tokens,
+            "used": input_tokens + output_tokens,
+        },
+        "supersedes": row.checksum,
+    }
+    body = rfc8785.dumps(successor)
+    checksum = hashlib.sha256(body).hexdigest()
+    await connection.execute(
+        insert(A).values(
+            tenant=row.tenant,
+            memory_ref=row.memory_ref,
+            checksum=checksum,
+            body=body,
+            run_key=row.run_key,
+            output_id=output_id,
+            source_count=len(successor["sources"]),
+            token_budget=row.token_budget,
+            tokens_used=input_tokens + output_tokens,
+            byte_size=len(output.encode("utf-8")),
+            created_at=row.created_at,
+            expires_at=row.expires_at,
+        )
+    )
+    await connection.execute(insert(T).values(**tombstone, successor_checksum=checksum))
+    await connection.execute(
+        update(L)
+        .where(L.c.memory_ref == str(state.ref), L.c.artifact_kind == ARCHIVE)
+        .where(L.c.artifact_id == row.checksum)
+        .values(artifact_id=checksum)
+    )
+    state.archives_rewritten += 1
+    await _rewrite_distilled(connection, state, output_id, output, checksum, sorted(kept))
+
+
+async def _rewrite_distilled(
+    connection: AsyncConnection,
+    state: ErasurePass,
+    output_id: str,
+    content: str,
+    checksum: str,
+    sources: list[str],
+) -> None:
+    content = write_redacted(content, state.registry)
+    expiry = earliest_expiry(
+        r.expires_at for r in (await _current(connection, state, sources)).values()
+    )
+    changed = (
+        await connection.execute(
+            update(E)
+            .where(scoped(state.ref), E.c.id == output_id)
+            .values(
+                content=content,
+                content_sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
+                version=E.c.version + 1,
+                updated_at=state.now,
+                expires_at=expiry,
+                metadata=E.c.metadata.op("||")(
+                    func.jsonb_build_object(
+                        "archiveChecksum", checksum, "sourceCount", len(sources)
+                    )
+                ),
+            )
+            .returning(E.c.version)
+        )
+    ).first()
+    if changed is not None:
+        state.rewritten[output_id] = content
+        state.versions[output_id] = int(changed.version)
+
+
+async def _drop_snapshots(connection: AsyncConnection, state: ErasurePass) -> None:
+    touched = sorted(state.erased | set(state.rewritten))
+    holding = (
+        select(SI.c.snapshot_id)
+        .where(SI.c.memory_ref == str(state.ref), SI.c.entry_id.in_(touched))
+        .distinct()
+    )
+    result = await connection.execute(
+        delete(S).where(S.c.memory_ref == str(state.ref), S.c.snapshot_id.in_(holding))
+    )
+    state.snapshots_dropped += int(result.rowcount or 0)
+
+
+async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
+    removed = (
+        await connection.execute(
+            delete(E)
+            .where(scoped(state.ref), E.c.id.in_(sorted(state.erased)))
+            .returning(E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
+        )
+    ).all()
+    await connection.execute(
+        delete(L).where(L.c.memory_ref == str(state.ref), L.c.source_id.in_(sorted(state.erased)))
+    )
+    event_type = EventType.MEMORY_EXPIRED if state.reason == "ttl" else EventType.MEMORY_DELETED
+    pending = [
+        PendingEvent(
+            event_type,
+            MemoryLifecycle(
+                memory_ref=str(state.ref),
+                memory_id=row.id,
+                tier=Tier(row.tier),
+                namespace=row.namespace,
+                key=row.key,
+                version=row.version,
+                reason=state.reason if row.id in state.targets else "erased-source",
+            ),
+        )
+        for row in removed
+    ]
+    pending += [
+        PendingEvent(
+            EventType.MEMORY_UPDATED,
+            MemoryLifecycle(
+                memory_ref=str(state.ref),
+                memory_id=memory_id,
+                tier=Tier.SEMANTIC,
+                version=state.versions[memory_id],
+                reason="erased-source",
+            ),
+        )
+        for memory_id in sorted(set(state.rewritten) - state.erased)
+    ]
+    if pending:
+        await append_events(connection, state.ref, pending, state.now)
+
+
+def report(memory_ref: str, dry_run: bool, passes: Sequence[ErasurePass]) -> ErasureReport:
+    targets = [t for p in passes for t in p.targets]
+    return ErasureReport(
+        memory_ref=memory_ref,
+        dry_run=dry_run,
+        entries=len(targets),
+        distilled_rewritten=sum(len(set(p.rewritten) - p.erased) for p in passes),
+        distilled_removed=sum(len(p.removed_distilled) for p in passes),
+        archives_rewritten=sum(p.archives_rewritten for p in passes),
+        archives_removed=sum(p.archives_removed for p in passes),
+        snapshots_dropped=sum(p.snapshots_dropped for p in passes),
+        entry_ids=tuple(sorted(targets)[:MAX_LISTED_IDS]),
+    )

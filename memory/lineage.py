@@ -1,0 +1,82 @@
+"""Lineage: which entries every derived artifact holds text of. Written in the same
+transaction as the artifact; read by erasure (forget, TTL) to reach every copy and by
+`memoryctl lineage` for audit ("where did entry X go?")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory import tables
+from schemas.erasure import LineageLink
+from schemas.memory_ref import MemoryRef
+
+if TYPE_CHECKING:
+    from memory.archive import Archive
+
+L = tables.lineage
+SI = tables.snapshot_items
+DISTILLED = "distilled-entry"
+ARCHIVE = "archive"
+
+
+def earliest_expiry(expiries: Iterable[datetime | None]) -> datetime | None:
+    present = [e for e in expiries if e is not None]
+    return min(present) if present else None
+
+
+async def record_lineage(
+    connection: AsyncConnection, ref: MemoryRef, source_ids: Sequence[str], archive: Archive
+) -> None:
+    rows = [
+        {
+            "tenant": ref.tenant,
+            "memory_ref": str(ref),
+            "source_id": source_id,
+            "artifact_kind": kind,
+            "artifact_id": artifact_id,
+        }
+        for source_id in dict.fromkeys(source_ids)
+        for kind, artifact_id in ((DISTILLED, archive.output_id), (ARCHIVE, archive.checksum))
+    ]
+    if rows:
+        await connection.execute(pg_insert(L).values(rows).on_conflict_do_nothing())
+
+
+async def derived_from(
+    connection: AsyncConnection, ref: MemoryRef, source_ids: Iterable[str]
+) -> list[LineageLink]:
+    """Every artifact holding text of ``source_ids``, transitively (a distilled entry that
+    was distilled again passes its sources' text on), plus snapshots holding a copy."""
+    links: list[LineageLink] = []
+    frontier, seen = set(source_ids), set(source_ids)
+    while frontier:
+        rows = (
+            await connection.execute(
+                select(L.c.source_id, L.c.artifact_kind, L.c.artifact_id)
+                .where(L.c.tenant == ref.tenant, L.c.memory_ref == str(ref))
+                .where(L.c.source_id.in_(sorted(frontier)))
+                .order_by(L.c.source_id, L.c.artifact_kind, L.c.artifact_id)
+            )
+        ).all()
+        links += [LineageLink(source_id=r[0], artifact_kind=r[1], artifact_id=r[2]) for r in rows]
+        distilled = {r[2] for r in rows if r[1] == DISTILLED}
+        frontier = distilled - seen
+        seen |= distilled
+    snapshots = (
+        await connection.execute(
+            select(SI.c.entry_id, SI.c.snapshot_id)
+            .where(SI.c.memory_ref == str(ref), SI.c.entry_id.in_(sorted(seen)))
+            .distinct()
+            .order_by(SI.c.entry_id, SI.c.snapshot_id)
+        )
+    ).all()
+    links += [
+        LineageLink(source_id=r[0], artifact_kind="snapshot", artifact_id=r[1]) for r in snapshots
+    ]
+    return links

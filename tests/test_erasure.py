@@ -1,0 +1,174 @@
+"""Forget means forgotten everywhere: after two dreams, a recursive distillation and a
+session snapshot, forgetting one entry leaves its text in no column of any table, while
+every remaining archive still verifies and every distilled entry still matches its
+archive. A dry run reports the same and changes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from memory import tables
+from memory.store import PostgresMemoryStore
+from schemas.memory_entry import ForgetRequest
+from schemas.workflow_io import DistillMemoryRequest
+from tests.factories import note, unique_ref
+from tests.scan import tables_holding
+
+
+async def _distill(store: PostgresMemoryStore, ref: str, sources=None) -> str:
+    result = await store.distill(
+        DistillMemoryRequest(
+            memory_ref=ref,
+            token_budget=5_000,
+            run_key=f"run-{uuid.uuid4().hex[:8]}",
+            sources=sources,
+        )
+    )
+    assert result.status == "distilled", result
+    return result.output_id or ""
+
+
+async def _row_counts(engine: AsyncEngine) -> dict[str, int]:
+    async with engine.connect() as connection:
+        return {
+            table.name: (
+                await connection.execute(select(func.count()).select_from(table))
+            ).scalar_one()
+            for table in tables.metadata.sorted_tables
+        }
+
+
+async def _assert_distillates_verify(engine: AsyncEngine, store: PostgresMemoryStore, ref: str):
+    async with engine.connect() as connection:
+        archives = (
+            await connection.execute(
+                select(
+                    tables.archives.c.checksum, tables.archives.c.body, tables.archives.c.output_id
+                ).where(tables.archives.c.memory_ref == ref)
+            )
+        ).all()
+    for checksum, body, output_id in archives:
+        assert hashlib.sha256(bytes(body)).hexdigest() == checksum
+        entry = await store.get_entry(ref, output_id, touch=False)
+        assert entry is not None
+        assert entry.content == json.loads(bytes(body))["output"]
+        assert entry.metadata["archiveChecksum"] == checksum
+    return archives
+
+
+async def _build_history(store: PostgresMemoryStore, ref: str, secret_text: str):
+    target = await store.put(ref, note(secret_text, "health"))
+    kept = await store.put(ref, note("The customer prefers invoices by email."))
+    await store.put(ref, note("Renewal is due in March."))
+    first = await _distill(store, ref)
+    await store.put_many(ref, [note("The office moved to Leeds."), note("Standup is at 9:15.")])
+    second = await _distill(store, ref)
+    recursive = await _distill(store, ref, sources=(first, second))
+    await store.snapshot(ref, "session-1")
+    return target, kept, first, recursive
+
+
+async def test_forget_after_two_dreams_and_a_recursive_distillation(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    ref = unique_ref()
+    secret_text = f"Diagnosed with condition {uuid.uuid4().hex[:12]} last spring."
+    target, kept, first, recursive = await _build_history(store, ref, secret_text)
+    assert set(await tables_holding(engine, secret_text)) >= {
+        "memory_entries.content",
+        "memory_archives.body",
+        "memory_snapshot_items.content",
+    }
+    links = await store.lineage(ref, target.id)
+    lineage = {(link.artifact_kind, link.artifact_id) for link in links}
+    assert ("distilled-entry", first) in lineage and ("distilled-entry", recursive) in lineage
+    assert any(kind == "snapshot" for kind, _ in lineage)
+
+    before = await _row_counts(engine)
+    dry = await store.erase(ref, ForgetRequest(ids=(target.id,)), dry_run=True)
+    assert await _row_counts(engine) == before
+    assert await tables_holding(engine, secret_text) != []
+
+    report = await store.erase(ref, ForgetRequest(ids=(target.id,)))
+    assert report.model_copy(update={"dry_run": True}) == dry
+    assert report.entries == 1 and report.entry_ids == (target.id,)
+    assert report.archives_rewritten == 2 and report.distilled_rewritten == 2
+    assert report.snapshots_dropped == 1
+    assert await tables_holding(engine, secret_text) == []
+
+    archives = await _assert_distillates_verify(engine, store, ref)
+    assert len(archives) == 3
+    for output_id in (first, recursive):
+        entry = await store.get_entry(ref, output_id, touch=False)
+        assert entry is not None and kept.content in entry.content
+    async with engine.connect() as connection:
+        tombstones = (
+            await connection.execute(
+                select(tables.archive_tombstones).where(
+                    tables.archive_tombstones.c.memory_ref == ref
+                )
+            )
+        ).all()
+    assert len(tombstones) == 2 and all(t.successor_checksum for t in tombstones)
+    assert all(len(t.erased_item_sha256) >= 1 for t in tombstones)
+    assert await store.lineage(ref, target.id) == []
+    events = await store.events(ref, types=["memory.deleted"])
+    assert [e.payload["memoryId"] for e in events] == [target.id]
+    assert secret_text not in json.dumps([e.payload for e in events])
+
+
+async def test_forgetting_everything_a_distillate_holds_removes_it(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    ref = unique_ref()
+    await store.put_many(ref, [note("alpha fact", "gone"), note("beta fact", "gone")])
+    output = await _distill(store, ref)
+    report = await store.erase(ref, ForgetRequest(tag="gone"))
+    assert report.entries == 2 and report.archives_removed == 1
+    assert report.distilled_removed == 1
+    assert await store.get(ref, output) is None
+    for text in ("alpha fact", "beta fact"):
+        assert await tables_holding(engine, text) == []
+
+
+async def test_ttl_reaches_derived_data_to_the_millisecond_and_gc_erases_it(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    from datetime import timedelta
+
+    from memory.retention import collect_garbage
+
+    ref = unique_ref()
+    now = store.now()
+    expiry = now + timedelta(seconds=30)
+    short_text = f"Temporary door code {uuid.uuid4().hex[:10]} for the visit."
+    await store.put(ref, note(short_text, expires_at=expiry))
+    kept = await store.put(ref, note("The visit is on Thursday."))
+    first = await _distill(store, ref)
+    recursive = await _distill(store, ref, sources=(first,))
+
+    def at(instant):
+        return PostgresMemoryStore(engine, clock=lambda: instant)
+
+    just_before = at(expiry - timedelta(milliseconds=1))
+    assert await just_before.get(ref, first) is not None
+    assert await just_before.get(ref, recursive) is not None
+    at_expiry = at(expiry)
+    # A distilled entry expires with the earliest source it carries, on every read path.
+    assert await at_expiry.get(ref, first) is None
+    assert await at_expiry.get(ref, recursive) is None
+    assert first not in {e.id for e in await at_expiry.list(ref)}
+    report = await collect_garbage(at_expiry, ref)
+    assert report.expired_entries == 1
+    assert await tables_holding(engine, short_text) == []
+    for output_id in (first, recursive):
+        entry = await at_expiry.get(ref, output_id)
+        assert entry is not None and kept.content in entry.content
+    await _assert_distillates_verify(engine, store, ref)
+    expired = await store.events(ref, types=["memory.expired"])
+    assert len(expired) == 1
