@@ -142,6 +142,11 @@ async def _current(
 
 async def _rewrite_archive(connection: AsyncConnection, state: ErasurePass, row: Any) -> None:
     document = json.loads(bytes(row.body))
+    carried = await _current(
+        connection,
+        state,
+        sorted({s for item in document["items"] for s in item["sourceIds"]} - state.erased),
+    )
     items: list[dict[str, Any]] = []
     for item in document["items"]:
         remaining = [s for s in item["sourceIds"] if s not in state.erased]
@@ -152,11 +157,25 @@ async def _rewrite_archive(connection: AsyncConnection, state: ErasurePass, row:
         if lead in state.rewritten:
             text = state.rewritten[lead]
         elif lead != item["sourceIds"][0]:
-            current = (await _current(connection, state, [lead])).get(lead)
-            if current is None:
+            # The text was the erased lead's: take a remaining source's own text.
+            present = [s for s in remaining if s in carried]
+            if not present:
                 continue
-            text = current.content
-        items.append({**item, "text": write_redacted(text, state.registry), "sourceIds": remaining})
+            text = carried[present[0]].content
+        # Tags too: an item keeps only the tags of the sources it still carries.
+        tags = sorted(
+            {write_redacted(t, state.registry) for s in remaining for t in carried[s].tags}
+        )
+        if remaining == item["sourceIds"]:
+            tags = item["tags"]  # untouched items stay byte-identical
+        items.append(
+            {
+                **item,
+                "text": write_redacted(text, state.registry),
+                "sourceIds": remaining,
+                "tags": tags,
+            }
+        )
     if items == document["items"]:
         return
     output_id = row.output_id

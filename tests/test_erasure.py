@@ -172,3 +172,43 @@ async def test_ttl_reaches_derived_data_to_the_millisecond_and_gc_erases_it(
     await _assert_distillates_verify(engine, store, ref)
     expired = await store.events(ref, types=["memory.expired"])
     assert len(expired) == 1
+
+
+async def test_forget_by_tag_takes_the_tag_out_of_rewritten_archives(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    ref = unique_ref()
+    tag = f"patient-{uuid.uuid4().hex[:8]}"
+    await store.put_many(
+        ref, [note("Blood test on Monday.", tag), note("Invoice sent on Friday.", "billing")]
+    )
+    await _distill(store, ref)
+    report = await store.erase(ref, ForgetRequest(tag=tag))
+    assert report.entries == 1 and report.archives_rewritten == 1
+    async with engine.connect() as connection:
+        bodies = (
+            await connection.execute(
+                select(tables.archives.c.body).where(tables.archives.c.memory_ref == ref)
+            )
+        ).scalars()
+        assert all(tag.encode() not in bytes(body) for body in bodies)
+    await _assert_distillates_verify(engine, store, ref)
+
+
+async def test_a_tenant_wide_subject_forget_reaches_every_ref_of_the_tenant_only(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    tenant = f"t{uuid.uuid4().hex[:10]}"
+    refs = [unique_ref(tenant=tenant, agent=f"agent-{i}") for i in range(2)]
+    other = unique_ref()
+    text_of = {ref: f"Jo's address is {uuid.uuid4().hex[:10]} Street." for ref in [*refs, other]}
+    for ref in [*refs, other]:
+        await store.put_many(ref, [note(text_of[ref], subject="jo"), note("A neutral fact.")])
+        await _distill(store, ref)
+    report = await store.erase(refs[0], ForgetRequest(subject="jo", tenant_wide=True))
+    assert report.entries == 2 and report.archives_rewritten == 2
+    for ref in refs:
+        assert await tables_holding(engine, text_of[ref]) == []
+    # Another tenant's entry with the same subject is untouched (CTI-1).
+    assert await tables_holding(engine, text_of[other]) != []
+    assert (await store.erase(other, ForgetRequest(subject="nobody"))).entries == 0
