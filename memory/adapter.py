@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 from memory.distiller import Distiller
 from memory.redaction import MemorySecretRegistry
 from memory.snapshots import SnapshotItem
+from schemas.erasure import ErasureReport, LineageLink
 from schemas.events import EventRecord
 from schemas.memory_entry import (
     Attribution,
@@ -81,6 +82,19 @@ class HostMemoryStore(MemoryAdapter, Protocol):
     async def delete(self, memory_ref: str, memory_id: str) -> bool: ...
 
     async def forget(self, memory_ref: str, request: ForgetRequest) -> int: ...
+
+    async def erase(
+        self,
+        memory_ref: str,
+        request: ForgetRequest,
+        *,
+        dry_run: bool = False,
+        secrets: MemorySecretRegistry | None = None,
+    ) -> ErasureReport:
+        """Forget reaching every derived copy, in one transaction (memory/erasure.py)."""
+        ...
+
+    async def lineage(self, memory_ref: str, entry_id: str) -> list[LineageLink]: ...
 
     async def get_entry(self, memory_ref: str, memory_id: str) -> HostMemoryEntry | None: ...
 
