@@ -38,7 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory import tables
 from memory.distiller import LINE_PREFIX
 from memory.event_log import PendingEvent, append_events
-from memory.lineage import ARCHIVE, DISTILLED, derived_from, earliest_expiry
+from memory.lineage import DISTILLED, derived_from, earliest_expiry
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import scoped
 from memory.tokens import count_tokens
@@ -84,47 +84,23 @@ def _render(items: Sequence[dict[str, Any]]) -> str:
 async def erase_in_ref(connection: AsyncConnection, state: ErasurePass) -> None:
     state.erased = set(state.targets)
     links = await derived_from(connection, state.ref, state.targets)
-    archives = sorted({link.artifact_id for link in links if link.artifact_kind == ARCHIVE})
+    outputs = {link.artifact_id for link in links if link.artifact_kind == DISTILLED}
     rows = (
         await connection.execute(
             select(A)
             .where(A.c.tenant == state.ref.tenant, A.c.memory_ref == str(state.ref))
-            .where(A.c.checksum.in_(archives))
+            .where(A.c.output_id.in_(sorted(outputs)))
             .order_by(A.c.created_at, A.c.checksum)
         )
     ).all()
-    present = {row.checksum for row in rows}
-    # Distilled entries whose archive was collected: no items to rewrite from.
-    for link in links:
-        if link.artifact_kind == ARCHIVE and link.artifact_id not in present:
-            await _collected_archive_output(connection, state, link.artifact_id)
+    # A distilled entry whose archive was collected has no items to rewrite from.
+    for output_id in sorted(outputs - {row.output_id for row in rows}):
+        state.erased.add(output_id)
+        state.removed_distilled.append(output_id)
     for row in rows:  # oldest first: a recursive distillation is newer than its sources
         await _rewrite_archive(connection, state, row)
     await _drop_snapshots(connection, state)
     await _delete_rows(connection, state)
-
-
-async def _collected_archive_output(
-    connection: AsyncConnection, state: ErasurePass, checksum: str
-) -> None:
-    outputs = (
-        await connection.execute(
-            select(L.c.artifact_id).where(
-                L.c.memory_ref == str(state.ref),
-                L.c.artifact_kind == DISTILLED,
-                L.c.source_id.in_(
-                    select(L.c.source_id).where(
-                        L.c.memory_ref == str(state.ref),
-                        L.c.artifact_kind == ARCHIVE,
-                        L.c.artifact_id == checksum,
-                    )
-                ),
-            )
-        )
-    ).scalars()
-    for output_id in set(outputs) - state.erased:
-        state.erased.add(output_id)
-        state.removed_distilled.append(output_id)
 
 
 async def _current(
@@ -179,13 +155,15 @@ async def _rewrite_archive(connection: AsyncConnection, state: ErasurePass, row:
     if items == document["items"]:
         return
     output_id = row.output_id
+    original = [_sha(item) for item in document["items"]]
+    kept_hashes = {_sha(item) for item in items}
     tombstone = {
         "tenant": state.ref.tenant,
         "memory_ref": str(state.ref),
         "checksum": row.checksum,
         "reason": state.reason,
-        "item_sha256": [_sha(item) for item in document["items"]],
-        "erased_item_sha256": [_sha(i) for i in document["items"] if i not in items],
+        "item_sha256": original,
+        "erased_item_sha256": [h for h in original if h not in kept_hashes],
         "erased_at": state.now,
     }
     await connection.execute(
@@ -232,12 +210,6 @@ async def _rewrite_archive(connection: AsyncConnection, state: ErasurePass, row:
         )
     )
     await connection.execute(insert(T).values(**tombstone, successor_checksum=checksum))
-    await connection.execute(
-        update(L)
-        .where(L.c.memory_ref == str(state.ref), L.c.artifact_kind == ARCHIVE)
-        .where(L.c.artifact_id == row.checksum)
-        .values(artifact_id=checksum)
-    )
     state.archives_rewritten += 1
     await _rewrite_distilled(connection, state, output_id, output, checksum, sorted(kept))
 
@@ -299,8 +271,12 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
             .returning(E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
         )
     ).all()
+    gone = sorted(state.erased)
     await connection.execute(
-        delete(L).where(L.c.memory_ref == str(state.ref), L.c.source_id.in_(sorted(state.erased)))
+        delete(L).where(
+            L.c.memory_ref == str(state.ref),
+            L.c.source_id.in_(gone) | L.c.artifact_id.in_(gone),
+        )
     )
     event_type = EventType.MEMORY_EXPIRED if state.reason == "ttl" else EventType.MEMORY_DELETED
     pending = [

@@ -1,6 +1,10 @@
 """Lineage: which entries every derived artifact holds text of. Written in the same
 transaction as the artifact; read by erasure (forget, TTL) to reach every copy and by
-`memoryctl lineage` for audit ("where did entry X go?")."""
+`memoryctl lineage` for audit ("where did entry X go?").
+
+Rows link a source to the distilled entry made from it; the archive is found from the
+distilled entry (memory_archives.output_id). Both ids survive an erasure's rewrite,
+which gives the archive a new checksum, so lineage never needs rewriting itself."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ if TYPE_CHECKING:
     from memory.archive import Archive
 
 L = tables.lineage
+A = tables.archives
 SI = tables.snapshot_items
 DISTILLED = "distilled-entry"
 ARCHIVE = "archive"
@@ -42,7 +47,7 @@ async def record_lineage(
             "artifact_id": artifact_id,
         }
         for source_id in dict.fromkeys(source_ids)
-        for kind, artifact_id in ((DISTILLED, archive.output_id), (ARCHIVE, archive.checksum))
+        for kind, artifact_id in ((DISTILLED, archive.output_id),)
     ]
     if rows:
         await connection.execute(pg_insert(L).values(rows).on_conflict_do_nothing())
@@ -68,6 +73,22 @@ async def derived_from(
         distilled = {r[2] for r in rows if r[1] == DISTILLED}
         frontier = distilled - seen
         seen |= distilled
+    outputs = sorted({link.artifact_id for link in links})
+    archives = (
+        await connection.execute(
+            select(A.c.output_id, A.c.checksum)
+            .where(A.c.tenant == ref.tenant, A.c.memory_ref == str(ref))
+            .where(A.c.output_id.in_(outputs))
+        )
+    ).all()
+    checksums: dict[str, list[str]] = {}
+    for output_id, checksum in archives:
+        checksums.setdefault(output_id, []).append(checksum)
+    links += [
+        LineageLink(source_id=link.source_id, artifact_kind=ARCHIVE, artifact_id=checksum)
+        for link in list(links)
+        for checksum in checksums.get(link.artifact_id, [])
+    ]
     snapshots = (
         await connection.execute(
             select(SI.c.entry_id, SI.c.snapshot_id)

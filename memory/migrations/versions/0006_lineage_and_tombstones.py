@@ -29,9 +29,9 @@ def upgrade() -> None:
         sa.Column("artifact_kind", sa.Text, nullable=False),
         sa.Column("artifact_id", sa.Text, nullable=False),
         sa.PrimaryKeyConstraint("memory_ref", "source_id", "artifact_kind", "artifact_id"),
-        sa.CheckConstraint(
-            "artifact_kind IN ('distilled-entry', 'archive')", name="lineage_kind_known"
-        ),
+        # Archives are found from their distilled entry (memory_archives.output_id), whose
+        # id survives rewrites; an archive's checksum does not.
+        sa.CheckConstraint("artifact_kind IN ('distilled-entry')", name="lineage_kind_known"),
     )
     op.create_index(
         "ix_lineage_artifact", "memory_lineage", ["memory_ref", "artifact_kind", "artifact_id"]
@@ -50,18 +50,19 @@ def upgrade() -> None:
         sa.Column("erased_at", TS, nullable=False),
         sa.PrimaryKeyConstraint("memory_ref", "checksum"),
     )
+    op.create_index("ix_archives_output", "memory_archives", ["memory_ref", "output_id"])
     # Lineage of what earlier distillations wrote, from the archives' own source lists.
-    for kind, artifact in (("archive", "a.checksum"), ("distilled-entry", "a.output_id")):
-        op.execute(
-            "INSERT INTO memory_lineage (tenant, memory_ref, source_id, artifact_kind, "
-            f"artifact_id) SELECT DISTINCT a.tenant, a.memory_ref, s ->> 'id', '{kind}', "
-            f"{artifact} FROM memory_archives a, "
-            "jsonb_array_elements(convert_from(a.body, 'UTF8')::jsonb -> 'sources') AS s "
-            "ON CONFLICT DO NOTHING"
-        )
+    op.execute(
+        "INSERT INTO memory_lineage (tenant, memory_ref, source_id, artifact_kind, "
+        "artifact_id) SELECT DISTINCT a.tenant, a.memory_ref, s ->> 'id', 'distilled-entry', "
+        "a.output_id FROM memory_archives a, "
+        "jsonb_array_elements(convert_from(a.body, 'UTF8')::jsonb -> 'sources') AS s "
+        "ON CONFLICT DO NOTHING"
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_archives_output", table_name="memory_archives")
     op.drop_table("memory_archive_tombstones")
     op.drop_index("ix_lineage_artifact", table_name="memory_lineage")
     op.drop_table("memory_lineage")
