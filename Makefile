@@ -36,6 +36,7 @@ histories:
 bench:
 	$(PY) -m benchmarks.adapter_bench
 	$(PY) -m benchmarks.distillation_bench
+	$(PY) -m benchmarks.forget_bench
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache
