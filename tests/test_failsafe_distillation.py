@@ -15,7 +15,6 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import WorkflowFailureError
-from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from memory import tables
@@ -25,6 +24,7 @@ from runtime.binaries import temporal_cli
 from schemas.memory_entry import EntryChanges
 from schemas.workflow_io import DistillationInput, DistillationResult, DreamInput
 from tests.factories import note, unique_ref
+from tests.workflow_runs import application_error, run_dream
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
 
@@ -132,12 +132,7 @@ async def test_an_oversized_pinned_entry_is_deferred_not_a_poison_pill(
     )
     await store.put_many(ref, [note(f"small fact {i}") for i in range(10)])
     for night in range(3):
-        result = await temporal_env.client.execute_workflow(
-            DreamWorkflow.run,
-            DreamInput(memory_ref=ref, token_budget=500),
-            id=f"dream-{night}-{uuid.uuid4().hex[:6]}",
-            task_queue=worker_task_queue,
-        )
+        result = await run_dream(temporal_env, worker_task_queue, ref, 500)
         assert result.status == "completed"
         distillation = result.distillation
         assert distillation is not None
@@ -151,12 +146,7 @@ async def test_an_oversized_pinned_entry_is_deferred_not_a_poison_pill(
     assert huge.id not in await _compacted_sources(store, ref)
     # A second parked entry, edited down to size, re-enters at the same budget.
     shrinking = await store.put(ref, note("A long draft of the onboarding plan. " * 400))
-    parked = await temporal_env.client.execute_workflow(
-        DreamWorkflow.run,
-        DreamInput(memory_ref=ref, token_budget=500),
-        id=f"dream-park-{uuid.uuid4().hex[:6]}",
-        task_queue=worker_task_queue,
-    )
+    parked = await run_dream(temporal_env, worker_task_queue, ref, 500)
     # Nothing else to distill and this one too large: the dream completes, over budget.
     assert parked.status == "completed" and parked.distillation is not None
     assert parked.distillation.status == "over-budget"
@@ -167,21 +157,11 @@ async def test_an_oversized_pinned_entry_is_deferred_not_a_poison_pill(
         EntryChanges(content=note("Onboarding: two weeks.").content),
         expected_version=1,
     )
-    edited = await temporal_env.client.execute_workflow(
-        DreamWorkflow.run,
-        DreamInput(memory_ref=ref, token_budget=500),
-        id=f"dream-edited-{uuid.uuid4().hex[:6]}",
-        task_queue=worker_task_queue,
-    )
+    edited = await run_dream(temporal_env, worker_task_queue, ref, 500)
     assert edited.distillation is not None and edited.distillation.source_count == 1
     assert shrinking.id in await _compacted_sources(store, ref)
     # A run whose budget can hold it takes it back.
-    bigger = await temporal_env.client.execute_workflow(
-        DreamWorkflow.run,
-        DreamInput(memory_ref=ref, token_budget=20_000),
-        id=f"dream-big-{uuid.uuid4().hex[:6]}",
-        task_queue=worker_task_queue,
-    )
+    bigger = await run_dream(temporal_env, worker_task_queue, ref, 20_000)
     assert bigger.distillation is not None and bigger.distillation.source_count == 1
     assert huge.id in await _compacted_sources(store, ref)
 
@@ -202,16 +182,8 @@ async def test_garbage_is_collected_and_no_snapshot_left_when_distillation_fails
     # A secret that cannot be redacted safely fails the distillation (non-retryable).
     vault.secrets[ref.split("/")[2]] = {"bad": "[REDACTED:x] and more"}
     with pytest.raises(WorkflowFailureError) as info:
-        await temporal_env.client.execute_workflow(
-            DreamWorkflow.run,
-            DreamInput(memory_ref=ref, token_budget=1_000),
-            id=f"dream-fail-{uuid.uuid4().hex[:6]}",
-            task_queue=worker_task_queue,
-        )
-    cause: BaseException | None = info.value
-    while cause is not None and not isinstance(cause, ApplicationError):
-        cause = cause.__cause__
-    assert isinstance(cause, ApplicationError) and cause.type == "invalid_secret"
+        await run_dream(temporal_env, worker_task_queue, ref, 1_000)
+    assert application_error(info.value).type == "invalid_secret"
     expired = await store.events(ref, types=["memory.expired"])
     assert [e.payload["memoryId"] for e in expired] == [expiring.id]
     async with engine.connect() as connection:
@@ -226,12 +198,7 @@ async def test_a_dream_whose_budget_nothing_fits_completes_over_budget(
 ) -> None:
     ref = unique_ref()
     await store.put(ref, note("a note that needs more than one token"))
-    dream = await temporal_env.client.execute_workflow(
-        DreamWorkflow.run,
-        DreamInput(memory_ref=ref, token_budget=1),
-        id=f"dream-tiny-{uuid.uuid4().hex[:6]}",
-        task_queue=worker_task_queue,
-    )
+    dream = await run_dream(temporal_env, worker_task_queue, ref, 1)
     assert dream.distillation is not None and dream.distillation.status == "over-budget"
     # The same request made directly (the RFC 0062 seam) fails atomically instead.
     await store.put(ref, note("another note that needs more than one token"))
@@ -253,12 +220,7 @@ async def test_an_entry_edited_after_distillation_is_distilled_again(
     await store.put(ref, note("The customer prefers email."))
 
     async def dream() -> None:
-        await temporal_env.client.execute_workflow(
-            DreamWorkflow.run,
-            DreamInput(memory_ref=ref, token_budget=2_000),
-            id=f"dream-{uuid.uuid4().hex[:6]}",
-            task_queue=worker_task_queue,
-        )
+        await run_dream(temporal_env, worker_task_queue, ref, 2_000)
 
     await dream()
     WRITTEN = "The renewal call moved to Wednesday."
@@ -285,12 +247,7 @@ async def test_a_dream_reads_what_its_budget_can_consume_not_the_backlog(
             ref,
             [note(f"backlog item {batch}-{i}: the weekly report was sent") for i in range(1000)],
         )
-    result = await temporal_env.client.execute_workflow(
-        DreamWorkflow.run,
-        DreamInput(memory_ref=ref, token_budget=300),
-        id=f"dream-{uuid.uuid4().hex[:6]}",
-        task_queue=worker_task_queue,
-    )
+    result = await run_dream(temporal_env, worker_task_queue, ref, 300)
     distillation = result.distillation
     assert distillation is not None and distillation.status == "distilled"
     # A few pages at most, and nothing copied into snapshot tables.

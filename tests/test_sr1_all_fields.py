@@ -6,7 +6,6 @@ secret is in no column of any table (text, json, arrays, bytea) and no event."""
 from __future__ import annotations
 
 import string
-import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,10 +19,9 @@ from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from schemas.errors import InvalidInput
 from schemas.memory_entry import Attribution, EntryChanges, NewMemoryEntry
-from schemas.workflow_io import DreamInput
 from tests.factories import canary, unique_ref
 from tests.scan import tables_holding
-from workflows.dream import DreamWorkflow
+from tests.workflow_runs import run_dream
 
 
 def _registry(secret: str) -> MemorySecretRegistry:
@@ -79,12 +77,7 @@ async def test_a_secret_as_tag_key_and_metadata_value_is_stored_nowhere(
         expected_version=1,
         secrets=registry,
     )
-    result = await temporal_env.client.execute_workflow(
-        DreamWorkflow.run,
-        DreamInput(memory_ref=ref, token_budget=2_000),
-        id=f"dream-sr1-{uuid.uuid4().hex[:6]}",
-        task_queue=worker_task_queue,
-    )
+    result = await run_dream(temporal_env, worker_task_queue, ref, 2_000)
     assert result.distillation is not None and result.distillation.status == "distilled"
     assert await tables_holding(engine, secret) == []
 
@@ -100,12 +93,7 @@ async def test_a_tag_stored_before_its_secret_was_registered_never_reaches_deriv
     ref = unique_ref()
     await store.put(ref, NewMemoryEntry(content="the deploy note", tags=(secret, "deploy")))
     vault.secrets[ref.split("/")[2]] = {"late-key": secret}
-    await temporal_env.client.execute_workflow(
-        DreamWorkflow.run,
-        DreamInput(memory_ref=ref, token_budget=2_000),
-        id=f"dream-late-{uuid.uuid4().hex[:6]}",
-        task_queue=worker_task_queue,
-    )
+    await run_dream(temporal_env, worker_task_queue, ref, 2_000)
     # The source row, its tag count and its creation event predate the registration
     # (rewriting them is issue 8's erasure); no derived artifact holds the secret.
     holding = set(await tables_holding(engine, secret))

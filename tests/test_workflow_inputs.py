@@ -22,7 +22,6 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowFailureError,
 )
-from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from memory.store import PostgresMemoryStore
@@ -30,6 +29,7 @@ from memory.vault import StaticSecretVault
 from runtime.binaries import temporal_cli
 from schemas.errors import NON_RETRYABLE_CODES
 from tests.factories import note, unique_ref
+from tests.workflow_runs import application_error
 
 REF = "mem://acme/agent-1"
 BAD_INPUTS: list[tuple[str, Any, str, str]] = [
@@ -50,14 +50,6 @@ BAD_INPUTS: list[tuple[str, Any, str, str]] = [
 ]
 
 
-def _application_error(error: BaseException) -> ApplicationError:
-    cause: BaseException | None = error
-    while cause is not None and not isinstance(cause, ApplicationError):
-        cause = cause.__cause__
-    assert isinstance(cause, ApplicationError), error
-    return cause
-
-
 @pytest.mark.parametrize(("workflow", "payload", "error_type", "field"), BAD_INPUTS)
 async def test_bad_input_fails_the_workflow_at_once_naming_the_field(
     temporal_env: WorkflowEnvironment,
@@ -72,7 +64,7 @@ async def test_bad_input_fails_the_workflow_at_once_naming_the_field(
     )
     with pytest.raises(WorkflowFailureError) as info:
         await asyncio.wait_for(handle.result(), timeout=15)
-    error = _application_error(info.value)
+    error = application_error(info.value)
     assert error.type == error_type
     assert error.non_retryable
     assert field in error.message
@@ -116,7 +108,7 @@ async def test_temporal_cli_start_with_a_misspelt_key_fails_visibly(
     handle = temporal_env.client.get_workflow_handle(workflow_id)
     with pytest.raises(WorkflowFailureError) as info:
         await asyncio.wait_for(handle.result(), timeout=15)
-    error = _application_error(info.value)
+    error = application_error(info.value)
     assert error.type == "invalid_input" and "tokenbudget" in error.message
     # What `temporal workflow describe` shows an operator.
     described = await asyncio.to_thread(
