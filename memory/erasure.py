@@ -15,8 +15,10 @@ Following lineage (memory/lineage.py) from the erased entries:
 - **Distilled entries** are rewritten from their new archive (same id, next version,
   through the SR-1 chokepoint) or removed when nothing remains; a rewritten or removed
   distilled entry is in turn followed into the archives that distilled it again.
-  A distilled entry whose archive was already collected (past archiveRetention) cannot
-  be rewritten item by item and is removed.
+  A distilled entry whose archive was already collected (past archiveRetention) is
+  rewritten line by line: lines that were an erased entry's stored text are dropped,
+  lines that were a rewritten distillate are swapped; if erased text is still found in
+  it after that, it is removed whole.
 - **Snapshots** holding an erased or rewritten entry are dropped.
 - The erased rows are deleted; the event log records memory.deleted (reason forget) or
   memory.expired (reason ttl) and memory.updated for rewrites, ids only.
@@ -66,6 +68,7 @@ class ErasurePass:
     targets: list[str]
     erased: set[str] = field(default_factory=set)
     rewritten: dict[str, str] = field(default_factory=dict)
+    before: dict[str, str] = field(default_factory=dict)
     versions: dict[str, int] = field(default_factory=dict)
     removed_distilled: list[str] = field(default_factory=list)
     archives_rewritten: int = 0
@@ -77,6 +80,10 @@ def _sha(value: Any) -> str:
     return hashlib.sha256(rfc8785.dumps(value)).hexdigest()
 
 
+def _pairs(facts: dict[str, Any]) -> list[Any]:
+    return [part for key, value in facts.items() for part in (key, value)]
+
+
 def _render(items: Sequence[dict[str, Any]]) -> str:
     return "".join(f"{LINE_PREFIX}{item['text']}\n" for item in items)
 
@@ -84,23 +91,83 @@ def _render(items: Sequence[dict[str, Any]]) -> str:
 async def erase_in_ref(connection: AsyncConnection, state: ErasurePass) -> None:
     state.erased = set(state.targets)
     links = await derived_from(connection, state.ref, state.targets)
-    outputs = {link.artifact_id for link in links if link.artifact_kind == DISTILLED}
-    rows = (
-        await connection.execute(
-            select(A)
-            .where(A.c.tenant == state.ref.tenant, A.c.memory_ref == str(state.ref))
-            .where(A.c.output_id.in_(sorted(outputs)))
-            .order_by(A.c.created_at, A.c.checksum)
-        )
-    ).all()
-    # A distilled entry whose archive was collected has no items to rewrite from.
-    for output_id in sorted(outputs - {row.output_id for row in rows}):
-        state.erased.add(output_id)
-        state.removed_distilled.append(output_id)
-    for row in rows:  # oldest first: a recursive distillation is newer than its sources
-        await _rewrite_archive(connection, state, row)
+    outputs = sorted({link.artifact_id for link in links if link.artifact_kind == DISTILLED})
+    archives = {
+        row.output_id: row
+        for row in (
+            await connection.execute(
+                select(A)
+                .where(A.c.tenant == state.ref.tenant, A.c.memory_ref == str(state.ref))
+                .where(A.c.output_id.in_(outputs))
+            )
+        ).all()
+    }
+    distillates = {
+        row.id: row
+        for row in (
+            await connection.execute(
+                select(E.c.id, E.c.content, E.c.created_at).where(
+                    scoped(state.ref), E.c.id.in_(outputs)
+                )
+            )
+        ).all()
+    }
+    # What erased and rewritten entries said before this erasure, for distillates whose
+    # archive was already collected.
+    state.before = {
+        row.id: row.content for row in (await _current(connection, state, state.targets)).values()
+    }
+
+    def made_at(output_id: str) -> tuple[datetime, str]:
+        row = archives.get(output_id) or distillates[output_id]
+        return (row.created_at, output_id)
+
+    # Oldest first: a recursive distillation is newer than the distillates it read.
+    for output_id in sorted(set(archives) | set(distillates), key=made_at):
+        if output_id in archives:
+            await _rewrite_archive(connection, state, archives[output_id])
+        else:
+            await _rewrite_without_archive(connection, state, distillates[output_id])
     await _drop_snapshots(connection, state)
     await _delete_rows(connection, state)
+
+
+async def _rewrite_without_archive(
+    connection: AsyncConnection, state: ErasurePass, distillate: Any
+) -> None:
+    """A distillate whose archive was collected (past archiveRetention): drop the lines
+    that were an erased entry's text and swap the ones that were a rewritten distillate's;
+    if any erased text is still in it after that (a repeat's text, an embedding), it is
+    removed whole, because completeness wins over keeping the rest."""
+    content = distillate.content
+    for source_id, old in state.before.items():
+        new = state.rewritten.get(source_id)
+        line = f"{LINE_PREFIX}{old}\n"
+        content = content.replace(line, "" if new is None else f"{LINE_PREFIX}{new}\n")
+    erased_texts = [state.before[s] for s in state.erased if s in state.before]
+    if not content or any(text and text in content for text in erased_texts):
+        state.erased.add(distillate.id)
+        state.removed_distilled.append(distillate.id)
+        return
+    if content != distillate.content:
+        kept = await _still_carried(connection, state, distillate.id)
+        await _rewrite_distilled(connection, state, distillate.id, content, None, kept)
+        state.before[distillate.id] = distillate.content
+
+
+async def _still_carried(
+    connection: AsyncConnection, state: ErasurePass, output_id: str
+) -> list[str]:
+    sources = (
+        await connection.execute(
+            select(L.c.source_id).where(
+                L.c.memory_ref == str(state.ref),
+                L.c.artifact_kind == DISTILLED,
+                L.c.artifact_id == output_id,
+            )
+        )
+    ).scalars()
+    return sorted(set(sources) - state.erased)
 
 
 async def _current(
@@ -211,6 +278,9 @@ async def _rewrite_archive(connection: AsyncConnection, state: ErasurePass, row:
     )
     await connection.execute(insert(T).values(**tombstone, successor_checksum=checksum))
     state.archives_rewritten += 1
+    previous = (await _current(connection, state, [output_id])).get(output_id)
+    if previous is not None:
+        state.before[output_id] = previous.content
     await _rewrite_distilled(connection, state, output_id, output, checksum, sorted(kept))
 
 
@@ -219,10 +289,13 @@ async def _rewrite_distilled(
     state: ErasurePass,
     output_id: str,
     content: str,
-    checksum: str,
+    checksum: str | None,
     sources: list[str],
 ) -> None:
     content = write_redacted(content, state.registry)
+    facts: dict[str, Any] = {"sourceCount": len(sources)}
+    if checksum is not None:
+        facts["archiveChecksum"] = checksum
     expiry = earliest_expiry(
         r.expires_at for r in (await _current(connection, state, sources)).values()
     )
@@ -236,11 +309,7 @@ async def _rewrite_distilled(
                 version=E.c.version + 1,
                 updated_at=state.now,
                 expires_at=expiry,
-                metadata=E.c.metadata.op("||")(
-                    func.jsonb_build_object(
-                        "archiveChecksum", checksum, "sourceCount", len(sources)
-                    )
-                ),
+                metadata=E.c.metadata.op("||")(func.jsonb_build_object(*_pairs(facts))),
             )
             .returning(E.c.version)
         )

@@ -212,3 +212,28 @@ async def test_a_tenant_wide_subject_forget_reaches_every_ref_of_the_tenant_only
     # Another tenant's entry with the same subject is untouched (CTI-1).
     assert await tables_holding(engine, text_of[other]) != []
     assert (await store.erase(other, ForgetRequest(subject="nobody"))).entries == 0
+
+
+async def test_forget_after_the_archive_was_collected_rewrites_the_distillate_by_line(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    from datetime import timedelta
+
+    from memory.retention import collect_garbage
+    from schemas.capabilities import ARCHIVE_RETENTION
+
+    ref = unique_ref()
+    gone = f"Old phone number {uuid.uuid4().hex[:10]}."
+    target = await store.put(ref, note(gone))
+    await store.put_many(ref, [note("Prefers mornings."), note("Works from Leeds.")])
+    output = await _distill(store, ref)
+    later = store.now() + ARCHIVE_RETENTION + timedelta(days=1)
+    aged = PostgresMemoryStore(engine, clock=lambda: later)
+    assert (await collect_garbage(aged, ref)).expired_archives == 1
+
+    report = await aged.erase(ref, ForgetRequest(ids=(target.id,)))
+    assert report.distilled_rewritten == 1 and report.distilled_removed == 0
+    assert await tables_holding(engine, gone) == []
+    entry = await aged.get(ref, output)
+    assert entry is not None
+    assert "Prefers mornings." in entry.content and "Works from Leeds." in entry.content
