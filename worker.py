@@ -16,25 +16,19 @@ import logging
 import signal
 from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.memory_activities import MemoryActivities
 from memory.database import create_engine, database_url_from_env, migrate
-from memory.embedded import default_data_dir
 from memory.store import PostgresMemoryStore
-from memory.vault import FileSecretVault, SecretVault
+from memory.vault import SecretVault, vault_from_settings
 from runtime.client import connect
 from runtime.settings import Settings
 from workflows.registry import ALL_WORKFLOWS
 
 log = logging.getLogger("agent_memory.worker")
-
-
-def default_secrets_file() -> Path:
-    return default_data_dir().parent / "secrets.json"
 
 
 @contextlib.asynccontextmanager
@@ -53,7 +47,7 @@ def build_worker(
     store: PostgresMemoryStore,
     vault: SecretVault | None = None,
 ) -> Worker:
-    vault = vault or FileSecretVault(Path(settings.secrets_file or default_secrets_file()))
+    vault = vault or vault_from_settings(settings.secrets_file)
     activities = MemoryActivities(store, vault)
     return Worker(
         client,

@@ -23,7 +23,9 @@ from activities.contracts import (
 from activities.heartbeat import heartbeating
 from memory.adapter import HostMemoryStore
 from memory.distiller import Distiller
+from memory.redaction import MemorySecretRegistry
 from memory.vault import SecretVault, registry_for_tenant
+from schemas.errors import InvalidInput
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_io import (
     DistillationResult,
@@ -86,7 +88,19 @@ class MemoryActivities:
     @activity.defn(name=COLLECT_GARBAGE.name)
     @content_free
     async def collect_garbage(self, request: IndexRequest) -> GarbageReport:
-        return await self.store.collect_garbage(request.memory_ref)
+        # The tenant's secrets, so erasing expired sources also finds lines a dream
+        # redacted with a secret registered after the write. A vault that refuses a
+        # secret fails distillation, but must not stop TTL and retention: collect
+        # without it then (matching lines by their stored text only).
+        info = activity.info()
+        registry: MemorySecretRegistry | None = None
+        try:
+            registry = registry_for_tenant(
+                self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
+            )
+        except InvalidInput as error:
+            activity.logger.warning("secrets vault refused for garbage collection: %s", error.code)
+        return await self.store.collect_garbage(request.memory_ref, secrets=registry)
 
     @activity.defn(name=LOAD_MEMORY_INDEX.name)
     @content_free

@@ -140,7 +140,9 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         """One budget-bounded distillation (memory/distillation.py)."""
         ...
 
-    async def collect_garbage(self, memory_ref: str | MemoryRef) -> GarbageReport:
+    async def collect_garbage(
+        self, memory_ref: str | MemoryRef, *, secrets: MemorySecretRegistry | None = None
+    ) -> GarbageReport:
         """TTL, archives past retention, old snapshots (memory/retention.py)."""
         ...
 

@@ -142,9 +142,17 @@ async def _rewrite_without_archive(
     content = distillate.content
     for source_id, old in state.before.items():
         new = state.rewritten.get(source_id)
-        line = f"{LINE_PREFIX}{old}\n"
-        content = content.replace(line, "" if new is None else f"{LINE_PREFIX}{new}\n")
-    erased_texts = [state.before[s] for s in state.erased if s in state.before]
+        # The line may hold the text as stored or as the dream redacted it (a secret
+        # registered after the write): with the tenant's registry, match both.
+        for said in dict.fromkeys((old, write_redacted(old, state.registry))):
+            line = f"{LINE_PREFIX}{said}\n"
+            content = content.replace(line, "" if new is None else f"{LINE_PREFIX}{new}\n")
+    erased_texts = [
+        text
+        for s in state.erased
+        if s in state.before
+        for text in (state.before[s], write_redacted(state.before[s], state.registry))
+    ]
     if not content or any(text and text in content for text in erased_texts):
         state.erased.add(distillate.id)
         state.removed_distilled.append(distillate.id)

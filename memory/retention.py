@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import delete
 
 from memory import tables
+from memory.redaction import MemorySecretRegistry
 from schemas.memory_ref import MemoryRef, parse_memory_ref
 from schemas.workflow_io import GarbageReport
 
@@ -18,12 +19,19 @@ if TYPE_CHECKING:  # the store calls into this module; no import cycle at run ti
 SNAPSHOT_RETENTION = timedelta(days=1)
 
 
-async def collect_garbage(store: PostgresMemoryStore, memory_ref: str | MemoryRef) -> GarbageReport:
+async def collect_garbage(
+    store: PostgresMemoryStore,
+    memory_ref: str | MemoryRef,
+    *,
+    secrets: MemorySecretRegistry | None = None,
+) -> GarbageReport:
     ref = parse_memory_ref(memory_ref)
     now = store.now()
     # Expired sources first, erased like forgotten ones so their text leaves every
     # derived copy; then whatever else expired (nothing derives from it).
-    expired_entries = (await store.expire(ref)).entries + await store.gc_expired(str(ref))
+    expired_entries = (await store.expire(ref, secrets=secrets)).entries + await store.gc_expired(
+        str(ref)
+    )
     archives, snapshots = tables.archives, tables.snapshots
     async with store.engine.begin() as connection:
         expired_archives = (

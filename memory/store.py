@@ -647,7 +647,9 @@ class PostgresMemoryStore:
             pass
         return erasure_report(memory_ref, dry_run, passes)
 
-    async def expire(self, memory_ref: str | MemoryRef) -> ErasureReport:
+    async def expire(
+        self, memory_ref: str | MemoryRef, *, secrets: MemorySecretRegistry | None = None
+    ) -> ErasureReport:
         """TTL reaches derived data: erase the ref's expired entries like forgotten ones
         (derived copies rewritten without them). Distilled entries are not targets: they
         expire with their earliest source and are rewritten here, not dropped."""
@@ -656,7 +658,7 @@ class PostgresMemoryStore:
             L.c.memory_ref == str(ref), L.c.artifact_kind == DISTILLED
         )
         clauses = [scoped(ref), E.c.expires_at <= self.now(), E.c.id.not_in(distilled)]
-        return await self._erase(str(ref), clauses, "ttl", False, None)
+        return await self._erase(str(ref), clauses, "ttl", False, secrets)
 
     async def lineage(self, memory_ref: str, entry_id: str) -> builtins.list[LineageLink]:
         """Where an entry's text went: every derived artifact, transitively (audit)."""
@@ -827,8 +829,10 @@ class PostgresMemoryStore:
             self, request, registry=registry, distiller=distiller, progress=progress
         )
 
-    async def collect_garbage(self, memory_ref: str | MemoryRef) -> GarbageReport:
-        return await collect_garbage(self, memory_ref)
+    async def collect_garbage(
+        self, memory_ref: str | MemoryRef, *, secrets: MemorySecretRegistry | None = None
+    ) -> GarbageReport:
+        return await collect_garbage(self, memory_ref, secrets=secrets)
 
     async def index_digest(self, memory_ref: str | MemoryRef) -> IndexDigest:
         async with self._autocommit.connect() as connection:

@@ -13,6 +13,13 @@ from typing import Protocol
 from memory.redaction import MemorySecretRegistry
 
 
+def vault_from_settings(secrets_file: str | None) -> FileSecretVault:
+    """AGENT_MEMORY_SECRETS_FILE, else secrets.json beside the embedded database."""
+    from memory.embedded import default_data_dir
+
+    return FileSecretVault(Path(secrets_file or default_data_dir().parent / "secrets.json"))
+
+
 class SecretVault(Protocol):
     """The BYOK resolver stand-in: secretId -> value for one tenant."""
 

@@ -460,11 +460,23 @@ def _stdin_is_a_terminal() -> bool:
 
 def _erase(ref: str, request: ForgetRequest, *, dry_run: bool) -> ErasureReport:
     from memory.store import PostgresMemoryStore
+    from memory.vault import registry_for_tenant, vault_from_settings
+    from runtime.settings import Settings
+    from schemas.memory_ref import parse_memory_ref
 
     async def action() -> ErasureReport:
         engine = _engine()
         try:
-            return await PostgresMemoryStore(engine).erase(ref, request, dry_run=dry_run)
+            # The tenant's secrets: a distillate line a dream redacted with a secret
+            # registered after the write is still found and erased.
+            registry = registry_for_tenant(
+                vault_from_settings(Settings().secrets_file),
+                parse_memory_ref(ref).tenant,
+                "memoryctl-forget",
+            )
+            return await PostgresMemoryStore(engine).erase(
+                ref, request, dry_run=dry_run, secrets=registry
+            )
         finally:
             await engine.dispose()
 

@@ -237,3 +237,36 @@ async def test_forget_after_the_archive_was_collected_rewrites_the_distillate_by
     entry = await aged.get(ref, output)
     assert entry is not None
     assert "Prefers mornings." in entry.content and "Works from Leeds." in entry.content
+
+
+async def test_a_line_redacted_by_the_dream_is_still_found_after_the_archive_went(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    from datetime import timedelta
+
+    from memory.redaction import MemorySecretRegistry
+    from memory.retention import collect_garbage
+    from schemas.capabilities import ARCHIVE_RETENTION
+
+    ref = unique_ref()
+    secret = f"pin-{uuid.uuid4().hex[:12]}"
+    words = f"Call the vendor {uuid.uuid4().hex[:6]} with"
+    # Written before the secret was registered: stored in clear, redacted by the dream.
+    target = await store.put(ref, note(f"{words} {secret} today."))
+    await store.put(ref, note("Prefers mornings."))
+    registry = MemorySecretRegistry("dream")
+    registry.register("pin", secret)
+    output = (
+        await store.distill(
+            DistillMemoryRequest(memory_ref=ref, token_budget=5_000, run_key="r"),
+            registry=registry,
+        )
+    ).output_id
+    later = store.now() + ARCHIVE_RETENTION + timedelta(days=1)
+    aged = PostgresMemoryStore(engine, clock=lambda: later)
+    await collect_garbage(aged, ref)
+    report = await aged.erase(ref, ForgetRequest(ids=(target.id,)), secrets=registry)
+    assert report.distilled_rewritten == 1
+    assert await tables_holding(engine, words) == []
+    entry = await aged.get(ref, output or "")
+    assert entry is not None and entry.content == "- Prefers mornings.\n"
