@@ -108,7 +108,6 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         snapshot_id: str,
         *,
         tiers: Sequence[Tier] | None = None,
-        include_distilled: bool = True,
         entry_ids: Sequence[str] | None = None,
     ) -> SnapshotInfo: ...
 

@@ -39,7 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.distiller import LINE_PREFIX
-from memory.event_log import PendingEvent, append_events
+from memory.event_log import PendingEvent, append_events, removal_event
 from memory.lineage import DISTILLED, derived_from, earliest_expiry
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import scoped
@@ -345,7 +345,7 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
         await connection.execute(
             delete(E)
             .where(scoped(state.ref), E.c.id.in_(sorted(state.erased)))
-            .returning(E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
+            .returning(E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
         )
     ).all()
     gone = sorted(state.erased)
@@ -357,18 +357,7 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
     )
     event_type = EventType.MEMORY_EXPIRED if state.reason == "ttl" else EventType.MEMORY_DELETED
     pending = [
-        PendingEvent(
-            event_type,
-            MemoryLifecycle(
-                memory_ref=str(state.ref),
-                memory_id=row.id,
-                tier=Tier(row.tier),
-                namespace=row.namespace,
-                key=row.key,
-                version=row.version,
-                reason=state.reason if row.id in state.targets else "erased-source",
-            ),
-        )
+        removal_event(row, event_type, state.reason if row.id in state.targets else "erased-source")
         for row in removed
     ]
     pending += [

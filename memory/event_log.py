@@ -18,7 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from schemas.base import WireModel
-from schemas.events import EventRecord, EventType
+from schemas.events import EventRecord, EventType, MemoryLifecycle
+from schemas.memory_entry import Tier
 from schemas.memory_ref import MemoryRef
 
 
@@ -27,6 +28,23 @@ class PendingEvent:
     type: EventType
     payload: WireModel
     dedupe_key: str | None = None
+
+
+def removal_event(row: Any, event_type: EventType, reason: str) -> PendingEvent:
+    """The lifecycle event of one removed entry (a row with memory_ref, id, tier,
+    namespace, key, version): ids and versions only, never the value."""
+    return PendingEvent(
+        event_type,
+        MemoryLifecycle(
+            memory_ref=row.memory_ref,
+            memory_id=row.id,
+            tier=Tier(row.tier),
+            namespace=row.namespace,
+            key=row.key,
+            version=row.version,
+            reason=reason,
+        ),
+    )
 
 
 async def append_events(

@@ -60,7 +60,6 @@ async def create_snapshot(
     now: datetime,
     *,
     tiers: Sequence[Tier] | None = None,
-    include_distilled: bool = True,
     entry_ids: Sequence[str] | None = None,
 ) -> SnapshotInfo:
     claimed = await connection.execute(
@@ -98,8 +97,6 @@ async def create_snapshot(
     ).where(scoped(ref), live(now))
     if tiers:
         source = source.where(E.c.tier.in_([t.value for t in tiers]))
-    if not include_distilled:
-        source = source.where(E.c.distilled_into.is_(None))
     if entry_ids is not None:
         source = source.where(E.c.id.in_(list(entry_ids)))
     await connection.execute(

@@ -37,7 +37,7 @@ from memory.distillation import distill
 from memory.distiller import Distiller
 from memory.erasure import ErasurePass, erase_in_ref
 from memory.erasure import report as erasure_report
-from memory.event_log import PendingEvent, append_events, read_events
+from memory.event_log import PendingEvent, append_events, read_events, removal_event
 from memory.field_redaction import (
     redact_metadata,
     redact_tags,
@@ -707,20 +707,7 @@ class PostgresMemoryStore:
     ) -> None:
         by_ref: dict[str, builtins.list[PendingEvent]] = {}
         for row in removed:
-            by_ref.setdefault(row.memory_ref, []).append(
-                PendingEvent(
-                    event_type,
-                    MemoryLifecycle(
-                        memory_ref=row.memory_ref,
-                        memory_id=row.id,
-                        tier=Tier(row.tier),
-                        namespace=row.namespace,
-                        key=row.key,
-                        version=row.version,
-                        reason=reason,
-                    ),
-                )
-            )
+            by_ref.setdefault(row.memory_ref, []).append(removal_event(row, event_type, reason))
         for raw_ref, pending in sorted(by_ref.items()):
             await append_events(connection, parse_memory_ref(raw_ref), pending, now)
 
@@ -760,7 +747,6 @@ class PostgresMemoryStore:
         snapshot_id: str,
         *,
         tiers: Sequence[Tier] | None = None,
-        include_distilled: bool = True,
         entry_ids: Sequence[str] | None = None,
     ) -> SnapshotInfo:
         """Freeze the live entries (optionally only some tiers or ids) under snapshot_id."""
@@ -777,7 +763,6 @@ class PostgresMemoryStore:
                 snapshot_id,
                 self.now(),
                 tiers=tiers,
-                include_distilled=include_distilled,
                 entry_ids=entry_ids,
             )
 
