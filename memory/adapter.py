@@ -15,6 +15,13 @@ from typing import Protocol, runtime_checkable
 from memory.distiller import Distiller
 from memory.redaction import MemorySecretRegistry
 from memory.snapshots import SnapshotItem
+from schemas.consolidation import (
+    ConflictRecord,
+    ConsolidateMemoryRequest,
+    ConsolidationResult,
+    SupersededEntry,
+    UndoReport,
+)
 from schemas.erasure import ErasureReport, LineageLink
 from schemas.events import EventRecord
 from schemas.memory_entry import (
@@ -148,3 +155,21 @@ class HostMemoryStore(MemoryAdapter, Protocol):
     async def index_digest(self, memory_ref: str | MemoryRef) -> IndexDigest:
         """A content-free digest of the latest MEMORY-INDEX.json."""
         ...
+
+    async def consolidate(
+        self,
+        request: ConsolidateMemoryRequest,
+        *,
+        secrets: MemorySecretRegistry | None = None,
+        progress: Progress = ...,
+    ) -> ConsolidationResult:
+        """One consolidation pass (memory/consolidation/apply.py)."""
+        ...
+
+    async def undo_consolidation(self, memory_ref: str, pass_id: str) -> UndoReport: ...
+
+    async def superseded(
+        self, memory_ref: str, *, pass_id: str | None = None, limit: int = 1000
+    ) -> list[SupersededEntry]: ...
+
+    async def conflicts(self, memory_ref: str, *, limit: int = 1000) -> list[ConflictRecord]: ...

@@ -24,10 +24,15 @@ if TYPE_CHECKING:
     from memory.archive import Archive
 
 L = tables.lineage
+E = tables.entries
 A = tables.archives
 SI = tables.snapshot_items
 DISTILLED = "distilled-entry"
 ARCHIVE = "archive"
+# A consolidation survivor stands for the entries merged into (or superseded by) it; it
+# holds its own text, not theirs, so erasure does not rewrite it (memory/erasure.py
+# erases the marked rows with their survivor instead).
+MERGED_INTO = "merged-into"
 
 
 def earliest_expiry(expiries: Iterable[datetime | None]) -> datetime | None:
@@ -51,6 +56,29 @@ async def record_lineage(
     ]
     if rows:
         await connection.execute(pg_insert(L).values(rows).on_conflict_do_nothing())
+
+
+async def marked_under(
+    connection: AsyncConnection, ref: MemoryRef, survivor_ids: Iterable[str]
+) -> list[str]:
+    """Rows consolidation marked as merged into or superseded by these survivors,
+    transitively: the hidden copies of the facts the survivors stand for, which go
+    when their survivor is forgotten, deleted or expires."""
+    found: set[str] = set()
+    frontier = set(survivor_ids)
+    while frontier:
+        rows = (
+            await connection.execute(
+                select(E.c.id).where(
+                    E.c.tenant == ref.tenant,
+                    E.c.memory_ref == str(ref),
+                    E.c.superseded_by.in_(sorted(frontier)),
+                )
+            )
+        ).scalars()
+        frontier = set(rows) - found
+        found |= frontier
+    return sorted(found)
 
 
 async def derived_from(

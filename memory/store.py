@@ -33,6 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from memory import tables
 from memory.adapter import HostMemoryStore
 from memory.capacity import evict_over_capacity, lock_tier
+from memory.consolidation.apply import consolidate
+from memory.consolidation.undo import open_conflicts, superseded_entries, undo_pass
 from memory.distillation import distill
 from memory.distiller import Distiller
 from memory.erasure import ErasurePass, erase_in_ref
@@ -44,7 +46,7 @@ from memory.field_redaction import (
     refuse_secret,
     refuse_secret_in_attribution,
 )
-from memory.lineage import DISTILLED, derived_from
+from memory.lineage import DISTILLED, derived_from, marked_under
 from memory.memory_index import index_digest
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.retention import collect_garbage
@@ -56,12 +58,20 @@ from memory.snapshots import (
     read_snapshot_items,
 )
 from schemas.base import floor_ms
+from schemas.consolidation import (
+    ConflictRecord,
+    ConsolidateMemoryRequest,
+    ConsolidationResult,
+    SupersededEntry,
+    UndoReport,
+)
 from schemas.erasure import ErasureReport, LineageLink
 from schemas.errors import (
     ContentTooLarge,
     DuplicateKey,
     EntryNotFound,
     InvalidInput,
+    PassNotFound,
     VersionConflict,
 )
 from schemas.events import EventRecord, EventType, MemoryLifecycle, MemoryWritten
@@ -130,6 +140,9 @@ MAX_INT32 = 2**31 - 1
 MAX_INT64 = 2**63 - 1
 _ENTRY_ID: TypeAdapter[str] = TypeAdapter(EntryId)
 _NAME: TypeAdapter[str] = TypeAdapter(Name)
+_PASS_ID: TypeAdapter[str] = TypeAdapter(
+    Annotated[str, StringConstraints(pattern=r"^cp-[0-9a-f]{20}$")]
+)
 _TAG: TypeAdapter[str] = TypeAdapter(Tag)
 # Snapshot ids and event types have no grammar of their own: any text PostgreSQL can hold.
 _TEXT_ID: TypeAdapter[str] = TypeAdapter(
@@ -570,8 +583,12 @@ class PostgresMemoryStore:
         ref = parse_memory_ref(memory_ref)
         if not _possible(_ENTRY_ID, memory_id):
             return False
-        removed = await self._delete_where(ref, [E.c.id == memory_id], reason="delete")
-        return removed == 1
+        async with self._autocommit.connect() as connection:
+            hidden = await marked_under(connection, ref, [memory_id])
+        # The visible entry and the copies consolidation merged into it, which would
+        # otherwise stay hidden forever (or come back on undo).
+        removed = await self._delete_where(ref, [E.c.id.in_([memory_id, *hidden])], reason="delete")
+        return removed >= 1
 
     async def forget(self, memory_ref: str, request: ForgetRequest) -> int:
         """Erase by ids, tag or subject (RFC 0080 retention.forget), every derived copy
@@ -630,6 +647,8 @@ class PostgresMemoryStore:
                     by_ref.setdefault(row.memory_ref, []).append(row.id)
                 for raw_ref, ids in sorted(by_ref.items()):
                     target = parse_memory_ref(raw_ref)
+                    # The hidden copies consolidation kept of what these entries say.
+                    ids = sorted({*ids, *await marked_under(connection, target, ids)})
                     # Serialised with distillation commits of the same memoryRef.
                     await connection.execute(
                         select(
@@ -822,6 +841,52 @@ class PostgresMemoryStore:
     async def index_digest(self, memory_ref: str | MemoryRef) -> IndexDigest:
         async with self._autocommit.connect() as connection:
             return await index_digest(connection, parse_memory_ref(memory_ref))
+
+    # ------------------------------------------------------------ consolidation
+
+    async def consolidate(
+        self,
+        request: ConsolidateMemoryRequest,
+        *,
+        secrets: MemorySecretRegistry | None = None,
+        progress: Progress = lambda details: None,
+    ) -> ConsolidationResult:
+        """One consolidation pass over the ref's long-term entries, committed in one
+        transaction (memory/consolidation/apply.py)."""
+        request = _checked(ConsolidateMemoryRequest, request)
+        async with self.engine.begin() as connection:
+            return await consolidate(
+                connection, request, now=self.now(), registry=secrets, progress=progress
+            )
+
+    async def undo_consolidation(self, memory_ref: str, pass_id: str) -> UndoReport:
+        ref = parse_memory_ref(memory_ref)
+        if not _possible(_PASS_ID, pass_id):
+            raise PassNotFound("(malformed)")
+        async with self.engine.begin() as connection:
+            return await undo_pass(connection, ref, pass_id, self.now())
+
+    async def superseded(
+        self, memory_ref: str, *, pass_id: str | None = None, limit: int = 1000
+    ) -> builtins.list[SupersededEntry]:
+        """Audit: rows consolidation marked (merged or superseded), oldest mark first."""
+        ref = try_parse_memory_ref(memory_ref)
+        limit = _checked_int("limit", limit, 1, MAX_LIST_LIMIT)
+        if ref is None or (pass_id is not None and not _possible(_PASS_ID, pass_id)):
+            return []
+        async with self._autocommit.connect() as connection:
+            return await superseded_entries(connection, ref, pass_id, limit)
+
+    async def conflicts(
+        self, memory_ref: str, *, limit: int = 1000
+    ) -> builtins.list[ConflictRecord]:
+        """Look-alike pairs consolidation left unmerged, while both are live."""
+        ref = try_parse_memory_ref(memory_ref)
+        limit = _checked_int("limit", limit, 1, MAX_LIST_LIMIT)
+        if ref is None:
+            return []
+        async with self._autocommit.connect() as connection:
+            return await open_conflicts(connection, ref, self.now(), limit)
 
 
 class _DryRun(Exception):

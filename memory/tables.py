@@ -16,6 +16,7 @@ from sqlalchemy import (
     SmallInteger,
     Table,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
@@ -49,6 +50,11 @@ entries = Table(
     Column("distill_cost", Integer),
     Column("superseded_by", Text),
     Column("invalidated_at", DateTime(timezone=True)),
+    # Consolidation (migration 0007): how many entries a survivor stands for, and why
+    # and by which pass a row was marked superseded_by.
+    Column("corroboration", Integer, nullable=False, server_default="1"),
+    Column("superseded_reason", Text),
+    Column("consolidation_pass", Text),
 )
 
 ref_heads = Table(
@@ -185,4 +191,29 @@ archive_tombstones = Table(
     Column("item_sha256", ARRAY(Text), nullable=False),
     Column("erased_item_sha256", ARRAY(Text), nullable=False),
     Column("erased_at", DateTime(timezone=True), nullable=False),
+)
+
+consolidation_passes = Table(
+    "consolidation_passes",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("pass_id", Text, primary_key=True),
+    Column("run_key", Text, nullable=False),
+    Column("result", JSONB, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("undone_at", DateTime(timezone=True)),
+    UniqueConstraint("memory_ref", "run_key", name="uq_consolidation_run"),
+)
+
+conflicts = Table(
+    "memory_conflicts",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("first_id", Text, primary_key=True),
+    Column("second_id", Text, primary_key=True),
+    Column("kinds", ARRAY(Text), nullable=False),
+    Column("pass_id", Text, nullable=False),
+    Column("detected_at", DateTime(timezone=True), nullable=False),
 )

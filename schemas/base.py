@@ -51,3 +51,10 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, object]:
         """The JSON-ready camelCase form, without unset optional fields."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class WireResult(WireModel):
+    """Base of every workflow and activity result: unknown fields are ignored, so a
+    result written by a newer worker still decodes in an older one (rolling deploys)."""
+
+    model_config = ConfigDict(extra="ignore")

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from schemas.workflow_io import WireResult
 
-ArtifactKind = Literal["distilled-entry", "archive", "snapshot"]
+ArtifactKind = Literal["distilled-entry", "archive", "snapshot", "merged-into"]
 MAX_LISTED_IDS = 100
 
 

@@ -24,6 +24,7 @@ class ErrorCode(StrEnum):
     NOT_FOUND = "not_found"
     DUPLICATE_KEY = "duplicate_key"
     CAPACITY_EXCEEDED = "memory_capacity_exceeded"
+    CONSOLIDATION_REFUSED = "consolidation_refused"
     # Not raised as a class: the activity boundary reports unexpected failures with these.
     STORE_UNAVAILABLE = "store_unavailable"
     INTERNAL = "internal_error"
@@ -40,6 +41,7 @@ NON_RETRYABLE_CODES: frozenset[ErrorCode] = frozenset(
         ErrorCode.TOKEN_BUDGET_EXCEEDED,
         ErrorCode.DUPLICATE_KEY,
         ErrorCode.CAPACITY_EXCEEDED,
+        ErrorCode.CONSOLIDATION_REFUSED,
     }
 )
 
@@ -154,3 +156,23 @@ class TokenBudgetExceeded(MemoryError_):
 
     def details(self) -> dict[str, Any]:
         return {"budget": self.budget, "minimumRequired": self.minimum_required}
+
+
+class ConsolidationRefused(MemoryError_):
+    """A pass that may not run (or be undone) as asked: a run consolidating the
+    memoryRef it is reading mid-run (RFC 0068, replay ruling), or an undo that would
+    bring back a namespace/key another live entry now holds."""
+
+    code = ErrorCode.CONSOLIDATION_REFUSED
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class PassNotFound(MemoryError_):
+    code = ErrorCode.NOT_FOUND
+
+    def __init__(self, pass_id: str) -> None:
+        super().__init__(f"no consolidation pass {pass_id!r} to undo in this memoryRef")
+        self.pass_id = pass_id

@@ -28,6 +28,9 @@ class EventType(StrEnum):
     WORKSPACE_UPDATED = "workspace.updated"
     MEMORY_CONSOLIDATED = "agent.memory.consolidated"
     COMMITMENT_FIRED = "commitment.fired"
+    # Not an openwop event (consumers ignore unknown types): two look-alike entries that
+    # differ in a guarded fact, found by consolidation and left unmerged.
+    MEMORY_CONFLICT = "memory.conflict.detected"
 
 
 class MemoryWritten(WireModel):
@@ -81,8 +84,23 @@ class AgentMemoryConsolidated(WireModel):
     memory_ref: str = Field(min_length=1)
     input_count: int = Field(ge=0)
     output_count: int = Field(ge=0)
+    # Omitted when the pass removed more than MAX_EVENT_MERGED_IDS entries.
     merged_ids: tuple[str, ...] | None = None
     trigger: Literal["host-managed", "scheduled", "on-demand"] | None = None
+    # Host extensions (additionalProperties is allowed): the pass and its break-down.
+    pass_id: str | None = None
+    merged_count: int | None = Field(default=None, ge=0)
+    superseded_count: int | None = Field(default=None, ge=0)
+    conflict_count: int | None = Field(default=None, ge=0)
+
+
+class MemoryConflict(WireModel):
+    """Content-free: which two entries, and which kinds of fact differ."""
+
+    memory_ref: str = Field(min_length=1)
+    memory_ids: tuple[str, str]
+    kinds: tuple[str, ...]
+    pass_id: str
 
 
 class CommitmentFired(WireModel):

@@ -10,21 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool, StrictInt
 
-from schemas.base import Instant, WireModel
+from schemas.base import Instant, WireModel, WireResult
+from schemas.consolidation import ConsolidationResult
 from schemas.memory_entry import EntryId
 from schemas.memory_ref import MemoryRefField
 from schemas.registry import register
 
 TokenBudget = Annotated[StrictInt, Field(ge=1)]
 MAX_EXPLICIT_SOURCES = 1000
-
-
-class WireResult(WireModel):
-    """Base of every workflow and activity result: unknown fields are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
 
 
 class DistillationInput(WireModel):
@@ -131,6 +126,7 @@ class DreamResult(WireResult):
     tenant: str
     status: Literal["completed", "skipped-overlap"]
     distillation: DistillationResult | None = None
+    consolidation: ConsolidationResult | None = None
     garbage: GarbageReport | None = None
 
 

@@ -1,0 +1,353 @@
+"""One consolidation pass against the store: read, plan, commit, in one transaction.
+
+Exactly once: passes over one memoryRef are serialised by an advisory lock; a pass is
+recorded under the key of the run that made it, so a retried activity (the commit
+landed, the completion did not) returns the recorded result and plans nothing. Every
+planned entry is claimed at the version the plan read (FOR UPDATE): a cluster with an
+entry edited, forgotten or merged since is left for the next pass, so a concurrent write
+is never lost and no merge is applied twice.
+
+Survivors are strengthened: their corroboration counts the entries merged into them,
+their tags gain the merged entries' tags, and their content passes the SR-1 chokepoint
+again (a secret registered after the write is redacted now). Merged and superseded rows
+stay, marked with the survivor's id, the reason and the pass, invisible to list/get.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory import tables
+from memory.consolidation.corpus import read_corpus
+from memory.consolidation.planner import Cluster, Plan, PlanEntry, plan_pass
+from memory.event_log import PendingEvent, append_events
+from memory.field_redaction import redact_tags
+from memory.lineage import MERGED_INTO
+from memory.redaction import MemorySecretRegistry, write_redacted
+from memory.rows import scoped
+from schemas.consolidation import (
+    MAX_EVENT_MERGED_IDS,
+    ConsolidateMemoryRequest,
+    ConsolidationResult,
+)
+from schemas.errors import ConsolidationRefused
+from schemas.events import (
+    AgentMemoryConsolidated,
+    EventType,
+    MemoryConflict,
+    MemoryLifecycle,
+    MemoryWritten,
+)
+from schemas.memory_entry import Tier
+from schemas.memory_ref import MemoryRef
+
+E = tables.entries
+P = tables.consolidation_passes
+C = tables.conflicts
+L = tables.lineage
+S = tables.snapshots
+Progress = Callable[[dict[str, object]], None]
+
+
+def pass_id_for(ref: MemoryRef, run_key: str) -> str:
+    digest = hashlib.sha256(f"{ref}\n{run_key}".encode()).hexdigest()
+    return f"cp-{digest[:20]}"
+
+
+async def lock_ref(connection: AsyncConnection, ref: MemoryRef) -> None:
+    """Serialises passes (and undo) of one memoryRef until the transaction ends."""
+    key = func.hashtextextended(f"consolidate|{ref}", 0)
+    await connection.execute(select(func.pg_advisory_xact_lock(key)))
+
+
+async def consolidate(
+    connection: AsyncConnection,
+    request: ConsolidateMemoryRequest,
+    *,
+    now: datetime,
+    registry: MemorySecretRegistry | None,
+    progress: Progress,
+) -> ConsolidationResult:
+    ref = request.memory_ref
+    await lock_ref(connection, ref)
+    recorded = (
+        await connection.execute(
+            select(P.c.result).where(
+                P.c.tenant == ref.tenant, P.c.memory_ref == str(ref), P.c.run_key == request.run_key
+            )
+        )
+    ).scalar_one_or_none()
+    if recorded is not None:
+        return ConsolidationResult.model_validate(recorded)
+    if request.requested_by_session and await _session_open(
+        connection, ref, request.requested_by_session
+    ):
+        raise ConsolidationRefused(
+            "a run may not consolidate the memoryRef it is reading mid-run; "
+            "consolidate from a dream, memoryctl or the Temporal CLI"
+        )
+    pass_id = pass_id_for(ref, request.run_key)
+    entries = await read_corpus(connection, ref, now)
+    progress({"phase": "read", "entries": len(entries)})
+    plan = await asyncio.to_thread(plan_pass, entries, _thread_safe(progress))
+    applied = await _apply(connection, ref, plan, entries, pass_id, now, registry)
+    conflicts = await _record_conflicts(connection, ref, plan, pass_id, now)
+    removed = [i for c in applied.clusters for i in (*c.merged, *c.superseded)]
+    merged_ids = tuple(sorted(removed)) if len(removed) <= MAX_EVENT_MERGED_IDS else None
+    output_count = plan.input_count - len(removed)
+    consolidated = AgentMemoryConsolidated(
+        memory_ref=str(ref),
+        input_count=plan.input_count,
+        output_count=output_count,
+        merged_ids=merged_ids,
+        trigger=request.trigger,
+        pass_id=pass_id,
+        merged_count=sum(len(c.merged) for c in applied.clusters),
+        superseded_count=sum(len(c.superseded) for c in applied.clusters),
+        conflict_count=len(conflicts),
+    )
+    pending = [
+        *applied.events,
+        *(
+            PendingEvent(
+                EventType.MEMORY_CONFLICT,
+                MemoryConflict(
+                    memory_ref=str(ref),
+                    memory_ids=(first, second),
+                    kinds=kinds,
+                    pass_id=pass_id,
+                ),
+                dedupe_key=f"conflict:{first}:{second}",
+            )
+            for first, second, kinds in conflicts
+        ),
+        PendingEvent(
+            EventType.MEMORY_CONSOLIDATED, consolidated, dedupe_key=f"consolidated:{pass_id}"
+        ),
+    ]
+    seqs = await append_events(connection, ref, pending, now)
+    result = ConsolidationResult(
+        memory_ref=str(ref),
+        pass_id=pass_id,
+        trigger=request.trigger,
+        input_count=plan.input_count,
+        output_count=output_count,
+        merged_count=consolidated.merged_count or 0,
+        superseded_count=consolidated.superseded_count or 0,
+        survivors_changed=len(applied.clusters),
+        conflict_count=len(conflicts),
+        skipped_clusters=applied.skipped,
+        rounds=plan.rounds,
+        pairs_checked=plan.pairs_checked,
+        merged_ids=merged_ids,
+        consolidated_event_seq=seqs[-1],
+    )
+    await connection.execute(
+        P.insert().values(
+            tenant=ref.tenant,
+            memory_ref=str(ref),
+            pass_id=pass_id,
+            run_key=request.run_key,
+            result=result.to_wire(),
+            created_at=now,
+        )
+    )
+    progress({"phase": "committed", "merged": len(removed)})
+    return result
+
+
+def _thread_safe(progress: Progress) -> Progress:
+    """The planner runs in a worker thread (so heartbeats keep flowing from the event
+    loop); its progress reports are handed back to the loop."""
+    loop = asyncio.get_running_loop()
+
+    def report(details: dict[str, object]) -> None:
+        loop.call_soon_threadsafe(progress, details)
+
+    return report
+
+
+async def _session_open(connection: AsyncConnection, ref: MemoryRef, snapshot_id: str) -> bool:
+    found = await connection.execute(
+        select(S.c.snapshot_id).where(
+            S.c.tenant == ref.tenant, S.c.memory_ref == str(ref), S.c.snapshot_id == snapshot_id
+        )
+    )
+    return found.first() is not None
+
+
+@dataclass
+class _Applied:
+    clusters: list[Cluster]
+    events: list[PendingEvent]
+    skipped: int
+
+
+async def _apply(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    plan: Plan,
+    entries: Sequence[PlanEntry],
+    pass_id: str,
+    now: datetime,
+    registry: MemorySecretRegistry | None,
+) -> _Applied:
+    planned = {e.id: e.version for e in entries}
+    ids = sorted({i for c in plan.clusters for i in (c.survivor, *c.merged, *c.superseded)})
+    if not ids:
+        return _Applied([], [], 0)
+    # The claim: lock every planned row and keep only clusters whose rows are all still
+    # live at the version planned.
+    current = {
+        row.id: row
+        for row in (
+            await connection.execute(
+                select(E.c.id, E.c.version, E.c.invalidated_at, E.c.tags, E.c.content)
+                .where(scoped(ref), E.c.id.in_(ids))
+                .with_for_update()
+            )
+        ).all()
+    }
+
+    def unchanged(entry_id: str) -> bool:
+        row = current.get(entry_id)
+        return row is not None and row.invalidated_at is None and row.version == planned[entry_id]
+
+    clusters = [
+        c for c in plan.clusters if all(map(unchanged, (c.survivor, *c.merged, *c.superseded)))
+    ]
+    marks: list[dict[str, Any]] = []
+    lineage: list[dict[str, Any]] = []
+    events: list[PendingEvent] = []
+    survivors: list[dict[str, Any]] = []
+    for cluster in clusters:
+        for reason, members in (("merged", cluster.merged), ("superseded", cluster.superseded)):
+            for member in members:
+                marks.append({"b_id": member, "b_survivor": cluster.survivor, "b_reason": reason})
+                lineage.append(
+                    {
+                        "tenant": ref.tenant,
+                        "memory_ref": str(ref),
+                        "source_id": member,
+                        "artifact_kind": MERGED_INTO,
+                        "artifact_id": cluster.survivor,
+                    }
+                )
+                events.append(_lifecycle(ref, member, planned[member], reason))
+        survivor = current[cluster.survivor]
+        tags = list(survivor.tags)
+        for member in cluster.merged:
+            tags += [t for t in current[member].tags if t not in tags]
+        content = write_redacted(survivor.content, registry)
+        survivors.append(
+            {
+                "b_id": cluster.survivor,
+                "b_tags": redact_tags(tags, registry),
+                "b_content": content,
+                "b_sha": hashlib.sha256(content.encode()).hexdigest(),
+                "b_corroboration": cluster.corroboration,
+            }
+        )
+        events += _survivor_events(ref, cluster.survivor, planned[cluster.survivor] + 1)
+    if marks:
+        await connection.execute(
+            update(E)
+            .where(scoped(ref), E.c.id == bindparam("b_id"))
+            .values(
+                superseded_by=bindparam("b_survivor"),
+                superseded_reason=bindparam("b_reason"),
+                consolidation_pass=pass_id,
+                invalidated_at=now,
+            ),
+            marks,
+        )
+        await connection.execute(pg_insert(L).on_conflict_do_nothing(), lineage)
+    if survivors:
+        await connection.execute(
+            update(E)
+            .where(scoped(ref), E.c.id == bindparam("b_id"))
+            .values(
+                tags=bindparam("b_tags"),
+                content=bindparam("b_content"),
+                content_sha256=bindparam("b_sha"),
+                corroboration=bindparam("b_corroboration"),
+                version=E.c.version + 1,
+                updated_at=now,
+            ),
+            survivors,
+        )
+    return _Applied(clusters, events, len(plan.clusters) - len(clusters))
+
+
+def _lifecycle(ref: MemoryRef, memory_id: str, version: int, reason: str) -> PendingEvent:
+    return PendingEvent(
+        EventType.MEMORY_UPDATED,
+        MemoryLifecycle(
+            memory_ref=str(ref),
+            memory_id=memory_id,
+            tier=Tier.SEMANTIC,
+            version=version,
+            reason=reason,
+        ),
+    )
+
+
+def _survivor_events(ref: MemoryRef, memory_id: str, version: int) -> list[PendingEvent]:
+    """memory.written without a nodeId: a consolidation pass is a host background writer,
+    not a workflow node (RFC 0068 unresolved question 4)."""
+    return [
+        PendingEvent(
+            EventType.MEMORY_UPDATED,
+            MemoryLifecycle(
+                memory_ref=str(ref),
+                memory_id=memory_id,
+                tier=Tier.SEMANTIC,
+                version=version,
+                previous_version=version - 1,
+                reason="consolidated",
+            ),
+        ),
+        PendingEvent(
+            EventType.MEMORY_WRITTEN,
+            MemoryWritten(memory_ref=str(ref), memory_id=memory_id, agent_id="consolidation"),
+        ),
+    ]
+
+
+async def _record_conflicts(
+    connection: AsyncConnection, ref: MemoryRef, plan: Plan, pass_id: str, now: datetime
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Insert the plan's conflicts not recorded before; returns the new ones."""
+    if not plan.conflicts:
+        return []
+    rows = [
+        {
+            "tenant": ref.tenant,
+            "memory_ref": str(ref),
+            "first_id": c.first,
+            "second_id": c.second,
+            "kinds": [str(k) for k in c.kinds],
+            "pass_id": pass_id,
+            "detected_at": now,
+        }
+        for c in plan.conflicts
+    ]
+    new: list[tuple[str, str, tuple[str, ...]]] = []
+    for start in range(0, len(rows), 5000):
+        inserted = await connection.execute(
+            pg_insert(C)
+            .values(rows[start : start + 5000])
+            .on_conflict_do_nothing()
+            .returning(C.c.first_id, C.c.second_id, C.c.kinds)
+        )
+        new += [(r.first_id, r.second_id, tuple(r.kinds)) for r in inserted]
+    return sorted(new)

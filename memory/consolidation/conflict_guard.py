@@ -1,0 +1,133 @@
+"""The decision for one candidate pair: duplicate, conflict or different.
+
+A duplicate is the same fact restated: every content word of each text has an equal (or,
+in texts of three or more content words, a one-typo) counterpart in the other, and the
+guarded facts are identical and in the same order. Anything else is never merged:
+- a conflict: the texts say the same thing except for a number, amount, identifier,
+  date, negation or name ("the trial lasts 14 days" / "... 21 days"); recorded, and
+  resolved only by supersession when both carry the same namespace/key slot;
+- different: unrelated, or one says more than the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rapidfuzz.distance import DamerauLevenshtein
+
+from memory.consolidation.fact_text import NEGATIONS, FactText
+
+# Minimum content words before a typo is forgiven: in a two-word text one changed
+# letter may be the whole fact ("cat"/"car").
+TYPO_MIN_WORDS = 3
+# Words that come and go with a negation ("does not like" / "likes").
+_NEGATION_COMPANIONS = NEGATIONS | frozenset(
+    "t do does did don doesn didn isn aren wasn weren won wouldn shouldn couldn can".split()  # noqa: SIM905
+)
+
+
+class ConflictKind(StrEnum):
+    NUMBER = "number"
+    AMOUNT = "amount"
+    IDENTIFIER = "identifier"
+    DATE = "date"
+    NEGATION = "negation"
+    NAME = "name"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    duplicate: bool
+    conflicts: tuple[ConflictKind, ...] = ()
+
+    @property
+    def conflict(self) -> bool:
+        return bool(self.conflicts)
+
+
+DUPLICATE = Verdict(duplicate=True)
+DIFFERENT = Verdict(duplicate=False)
+
+
+def conflict_kinds(a: FactText, b: FactText) -> tuple[ConflictKind, ...]:
+    """Which guarded facts differ. Empty: the two may be merged as far as facts go."""
+    kinds: list[ConflictKind] = []
+    if a.numbers != b.numbers:
+        kinds.append(ConflictKind.AMOUNT if a.currencies or b.currencies else ConflictKind.NUMBER)
+    elif a.currencies != b.currencies:
+        kinds.append(ConflictKind.AMOUNT)
+    if a.identifiers != b.identifiers:
+        kinds.append(ConflictKind.IDENTIFIER)
+    if a.dates != b.dates:
+        kinds.append(ConflictKind.DATE)
+    if a.negations != b.negations:
+        kinds.append(ConflictKind.NEGATION)
+    if not _same_names(a, b):
+        kinds.append(ConflictKind.NAME)
+    return tuple(kinds)
+
+
+def _same_names(a: FactText, b: FactText) -> bool:
+    if a.names and b.names:
+        # Same names in the same order: "Alice pays Bob" is not "Bob pays Alice".
+        return tuple(dict.fromkeys(a.names)) == tuple(dict.fromkeys(b.names))
+    # One text has no case information: its words must still contain the other's names.
+    return set(a.names) <= b.word_set and set(b.names) <= a.word_set
+
+
+def _typo_close(x: str, y: str) -> bool:
+    """One typo: an edit in words of five letters or more (two from nine), only a swap
+    of adjacent letters in four-letter words ("usre"), none in shorter ones: "left" and
+    "lift" are different words, "cat" and "car" too."""
+    if any(ch.isdigit() for ch in x + y):
+        return False
+    longest = max(len(x), len(y))
+    if longest == 4 and len(x) == len(y):
+        return sorted(x) == sorted(y) and DamerauLevenshtein.distance(x, y) == 1
+    allowed = 2 if longest >= 9 else 1 if longest >= 5 else 0
+    if allowed == 0 or abs(len(x) - len(y)) > allowed:
+        return False
+    return DamerauLevenshtein.distance(x, y, score_cutoff=allowed) <= allowed
+
+
+def _covered(words: frozenset[str], other: frozenset[str], typos: bool) -> bool:
+    missing = words - other
+    if not missing:
+        return True
+    if not typos:
+        return False
+    unmatched = other - words
+    return all(any(_typo_close(word, candidate) for candidate in unmatched) for word in missing)
+
+
+def aligned(a: FactText, b: FactText, ignore: frozenset[str] = frozenset()) -> bool:
+    """Every content word of each text (outside ``ignore``) is in the other, exactly or
+    with one typo."""
+    words_a, words_b = a.word_set - ignore, b.word_set - ignore
+    if not words_a and not words_b:
+        return a.normal == b.normal
+    typos = min(len(a.word_set), len(b.word_set)) >= TYPO_MIN_WORDS
+    return _covered(words_a, words_b, typos) and _covered(words_b, words_a, typos)
+
+
+def _other_name(a: FactText, b: FactText) -> bool:
+    """The same sentence about someone else: the only words that differ are
+    capitalised on both sides ("Alice approves refunds" / "Carol approves refunds"),
+    where a sentence-initial name escapes the guard's name reading."""
+    only_a, only_b = a.word_set - b.word_set, b.word_set - a.word_set
+    return bool(only_a and only_b) and only_a <= a.capitalised and only_b <= b.capitalised
+
+
+def compare(a: FactText, b: FactText) -> Verdict:
+    kinds = conflict_kinds(a, b)
+    if not kinds:
+        if aligned(a, b):
+            return DUPLICATE
+        return Verdict(False, (ConflictKind.NAME,)) if _other_name(a, b) else DIFFERENT
+    ignore = a.fact_words() | b.fact_words()
+    if ConflictKind.NEGATION in kinds:
+        ignore |= _NEGATION_COMPANIONS
+    if aligned(a, b, ignore):
+        return Verdict(duplicate=False, conflicts=kinds)
+    return DIFFERENT

@@ -1,0 +1,222 @@
+"""What consolidation reads from an entry's text: its normal form (for exact duplicates),
+its content words (for near-duplicates), and the facts a merge must never blur (numbers,
+identifiers, dates, negation, currencies, names), extracted once per entry.
+
+Deterministic and locale-free: Unicode NFKC, case folding and the word lists below; no
+model, no download. The lists are deliberately small: a word missing from STOPWORDS only
+makes two texts look less alike (a missed merge), never more alike.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Function words and fillers whose presence does not change a fact ("Note: the user
+# prefers X" restates "User prefers X"). Words that do change one (before/after, not,
+# only, to, from, numbers) are not here.
+STOPWORDS = _words(
+    "a an the is are was were be been being am that this these those which who whom "
+    "please note fyi btw also just really actually basically indeed remember reminder "
+    "it its it's there here so very quite currently now still and as per"
+)
+NEGATIONS = _words("not no never none nobody nothing neither nor nowhere cannot without")
+_MONTHS = {
+    "january": "jan", "february": "feb", "march": "mar", "april": "apr", "may": "may",
+    "june": "jun", "july": "jul", "august": "aug", "september": "sep", "sept": "sep",
+    "october": "oct", "november": "nov", "december": "dec",
+}  # fmt: skip
+_WEEKDAYS = {
+    "monday": "mon", "tuesday": "tue", "wednesday": "wed", "thursday": "thu",
+    "friday": "fri", "saturday": "sat", "sunday": "sun", "tues": "tue", "thur": "thu",
+    "thurs": "thu",
+}  # fmt: skip
+_RELATIVE_TIME = _words(
+    "today tomorrow yesterday tonight weekend weekday morning afternoon evening night "
+    "noon midnight am pm daily weekly monthly yearly annually quarterly hourly"
+)
+DATE_WORDS: dict[str, str] = {
+    **_MONTHS,
+    **{short: short for short in _MONTHS.values() if short != "may"},
+    **_WEEKDAYS,
+    **{short: short for short in _WEEKDAYS.values()},
+    **{word: word for word in _RELATIVE_TIME},
+}
+_SMALL_NUMBERS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+    "fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+)
+NUMBER_WORDS: dict[str, int] = {word: n for n, word in enumerate(_SMALL_NUMBERS.split())}
+NUMBER_WORDS.update(
+    {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
+)
+NUMBER_WORDS.update({"ninety": 90, "hundred": 100, "thousand": 1000, "million": 10**6})
+NUMBER_WORDS.update({"billion": 10**9, "dozen": 12, "half": 0, "twice": 2, "once": 1})
+ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
+    "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1,
+}  # fmt: skip
+CURRENCY_CODES = frozenset(
+    ["usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "inr", "cny", "dollars", "euros", "pounds"]
+)
+_CURRENCY_SYMBOLS = frozenset("$€£¥₹₩₽%")
+
+_THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
+# A token: letters/digits, possibly joined by - . / : @ _ ' (identifiers, decimals,
+# contractions, e-mail addresses and URLs stay whole).
+_TOKEN = re.compile(r"[^\W_]+(?:['\u2019\-./:@_+#][^\W_]+)*")
+_WORD = re.compile(r"[^\W_]+")
+_PLAIN_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_SENTENCE_END = re.compile(r"[.!?:;\n]\s*$")
+
+
+def _clean(text: str) -> str:
+    """NFKC, without format characters (zero-width spaces and joiners are invisible
+    and would make two identical-looking texts differ)."""
+    nfkc = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in nfkc if unicodedata.category(ch) != "Cf")
+
+
+def normal_form(text: str) -> str:
+    """Exact-duplicate key: NFKC, case-folded, punctuation removed, whitespace collapsed."""
+    return " ".join(word.casefold() for word in _WORD.findall(_THOUSANDS.sub("", _clean(text))))
+
+
+def _number(token: str) -> str | None:
+    if not _PLAIN_NUMBER.fullmatch(token):
+        return None
+    try:
+        value = Decimal(token.replace(",", "."))
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
+        return None
+    return format(value.normalize(), "f")
+
+
+def _is_identifier(token: str) -> bool:
+    """Version numbers, regions, ticket ids, addresses: digits mixed with letters or
+    joined by punctuation, or internal capitals (camelCase, iPhone)."""
+    has_digit = any(ch.isdigit() for ch in token)
+    has_alpha = any(ch.isalpha() for ch in token)
+    if has_digit:
+        # v2, eu-west-1, INV2231, 10.0.0.1, 2026-11-23 (a plain number is read first)
+        return has_alpha or any(ch in "-./:@_+#" for ch in token)
+    if any(ch in "./:@_+#" for ch in token):
+        return True  # example.com, a@b.io, snake_case, C#; hyphenated words are words
+    return any(ch.isupper() for ch in token[1:]) and not token.isupper()  # iPhone, camelCase
+
+
+@dataclass(frozen=True)
+class FactText:
+    normal: str
+    # Content words (case-folded, stopwords removed), in order.
+    words: tuple[str, ...]
+    # The facts a merge must keep: compared for equality, in order.
+    numbers: tuple[str, ...]
+    identifiers: tuple[str, ...]
+    dates: tuple[str, ...]
+    currencies: frozenset[str]
+    negations: int
+    # Capitalised words inside a sentence (names, places, products), case-folded, in
+    # order; empty when the text carries no case information (all upper or all lower).
+    names: tuple[str, ...]
+    # Every capitalised word, sentence-initial ones included (case-folded): a text that
+    # differs from another only in these says the same about someone else.
+    capitalised: frozenset[str] = frozenset()
+
+    @property
+    def word_set(self) -> frozenset[str]:
+        return frozenset(self.words)
+
+    def fact_words(self) -> frozenset[str]:
+        """Words that carry one of the guarded facts."""
+        return (
+            frozenset(self.names)
+            | {w for w in self.words if w in DATE_WORDS or w in NUMBER_WORDS or w in ORDINALS}
+            | {w for w in self.words if any(ch.isdigit() for ch in w)}
+        )
+
+
+def _names(tokens: list[tuple[str, bool]]) -> tuple[str, ...]:
+    alpha = [token for token, _ in tokens if token.isalpha()]
+    if not alpha:
+        return ()
+    capitalised = sum(1 for token in alpha if token[0].isupper())
+    if all(token.isupper() for token in alpha if len(token) > 1) or capitalised == 0:
+        return ()  # no case information to read names from
+    if capitalised * 2 > len(alpha):
+        return ()  # Title Case Or Shouting: capitals say nothing about names
+    names = []
+    for token, starts_sentence in tokens:
+        if not token.isalpha() or starts_sentence or token == "I":
+            continue
+        if token[0].isupper() or (token.isupper() and len(token) > 1):
+            names.append(token.casefold())
+    return tuple(names)
+
+
+def read_fact_text(text: str) -> FactText:
+    cleaned = _THOUSANDS.sub("", _clean(text))
+    tokens: list[tuple[str, bool]] = []
+    for match in _TOKEN.finditer(cleaned):
+        before = cleaned[: match.start()]
+        tokens.append((match.group(), not before.strip() or bool(_SENTENCE_END.search(before))))
+    numbers: list[str] = []
+    identifiers: list[str] = []
+    dates: list[str] = []
+    negations = 0
+    for token, _ in tokens:
+        folded = token.casefold()
+        if folded in NEGATIONS or folded.endswith(("n't", "n\u2019t")):
+            negations += 1
+        number = _number(folded)
+        if number is not None:
+            numbers.append(number)
+        elif folded in NUMBER_WORDS:
+            numbers.append(str(NUMBER_WORDS[folded]))
+        elif folded in ORDINALS:
+            numbers.append(f"#{ORDINALS[folded]}")
+        elif _is_identifier(token):
+            identifiers.append(folded)
+        if folded in DATE_WORDS:
+            dates.append(DATE_WORDS[folded])
+    words = tuple(
+        word for word in (w.casefold() for w in _WORD.findall(cleaned)) if word not in STOPWORDS
+    )
+    currencies = frozenset(ch for ch in cleaned if ch in _CURRENCY_SYMBOLS) | frozenset(
+        w for w in words if w in CURRENCY_CODES
+    )
+    return FactText(
+        normal=" ".join(w.casefold() for w in _WORD.findall(cleaned)),
+        words=words,
+        numbers=tuple(numbers),
+        identifiers=tuple(identifiers),
+        dates=tuple(dates),
+        currencies=currencies,
+        negations=negations,
+        names=_names(tokens),
+        capitalised=frozenset(
+            token.casefold() for token, _ in tokens if token[:1].isupper() and token.isalpha()
+        )
+        if _names(tokens) or any(t[:1].isupper() for t, _ in tokens[1:])
+        else frozenset(),
+    )
+
+
+def shingles(fact: FactText) -> set[bytes]:
+    """MinHash input: character trigrams of each content word, word-bounded. A set, so
+    word order and repeated words do not matter; one typo changes at most three."""
+    out: set[bytes] = set()
+    for word in fact.words:
+        padded = f"^{word}$"
+        if len(padded) <= 3:
+            out.add(padded.encode())
+            continue
+        out.update(padded[i : i + 3].encode() for i in range(len(padded) - 2))
+    return out

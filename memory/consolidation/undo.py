@@ -1,0 +1,215 @@
+"""Undo a consolidation pass, and the audit reads: what a pass marked, which conflicts
+are open.
+
+Undo brings every row the pass marked back (unmarked, visible again), takes the merged
+entries' corroboration off their survivors, and removes the merged-into lineage, in one
+transaction serialised with passes of the memoryRef. Tags a survivor gained stay, and a
+redaction made by the pass stays (SR-1 is never undone). It is refused whole, changing
+nothing, when a row to restore holds a namespace/key that a live entry holds now.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, bindparam, delete, select, tuple_, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory import tables
+from memory.consolidation.apply import lock_ref
+from memory.event_log import PendingEvent, append_events
+from memory.lineage import MERGED_INTO
+from memory.rows import scoped
+from schemas.consolidation import ConflictRecord, SupersededEntry, UndoReport
+from schemas.errors import ConsolidationRefused, PassNotFound
+from schemas.events import EventType, MemoryLifecycle
+from schemas.memory_entry import Tier
+from schemas.memory_ref import MemoryRef
+
+E = tables.entries
+P = tables.consolidation_passes
+C = tables.conflicts
+L = tables.lineage
+
+
+async def undo_pass(
+    connection: AsyncConnection, ref: MemoryRef, pass_id: str, now: datetime
+) -> UndoReport:
+    await lock_ref(connection, ref)
+    found = (
+        await connection.execute(
+            select(P.c.undone_at).where(
+                P.c.tenant == ref.tenant, P.c.memory_ref == str(ref), P.c.pass_id == pass_id
+            )
+        )
+    ).first()
+    if found is None or found.undone_at is not None:
+        raise PassNotFound(pass_id)
+    marked = (
+        await connection.execute(
+            select(
+                E.c.id,
+                E.c.version,
+                E.c.namespace,
+                E.c.key,
+                E.c.superseded_by,
+                E.c.superseded_reason,
+                E.c.corroboration,
+            )
+            .where(scoped(ref), E.c.consolidation_pass == pass_id)
+            .order_by(E.c.id)
+            .with_for_update()
+        )
+    ).all()
+    keyed = [(row.namespace, row.key) for row in marked if row.key is not None]
+    if keyed:
+        taken = (
+            await connection.execute(
+                select(E.c.id).where(
+                    scoped(ref),
+                    E.c.invalidated_at.is_(None),
+                    tuple_(E.c.namespace, E.c.key).in_(keyed),
+                )
+            )
+        ).first()
+        if taken is not None:
+            raise ConsolidationRefused(
+                "undo would restore a namespace/key that a live entry holds now; "
+                "delete or re-key that entry first"
+            )
+    restored = [row.id for row in marked]
+    if restored:
+        await connection.execute(
+            update(E)
+            .where(scoped(ref), E.c.consolidation_pass == pass_id)
+            .values(
+                superseded_by=None,
+                superseded_reason=None,
+                consolidation_pass=None,
+                invalidated_at=None,
+            )
+        )
+        await connection.execute(
+            delete(L).where(
+                L.c.memory_ref == str(ref),
+                L.c.artifact_kind == MERGED_INTO,
+                L.c.source_id.in_(restored),
+            )
+        )
+    returned: Counter[str] = Counter()
+    for row in marked:
+        if row.superseded_reason == "merged" and row.superseded_by is not None:
+            returned[row.superseded_by] += row.corroboration
+    if returned:
+        await connection.execute(
+            update(E)
+            .where(scoped(ref), E.c.id == bindparam("b_id"))
+            .values(
+                corroboration=E.c.corroboration - bindparam("b_returned"),
+                version=E.c.version + 1,
+                updated_at=now,
+            ),
+            [{"b_id": i, "b_returned": n} for i, n in sorted(returned.items())],
+        )
+    pending = [_restored(ref, row.id, row.version) for row in marked]
+    if pending:
+        await append_events(connection, ref, pending, now)
+    await connection.execute(
+        update(P)
+        .where(P.c.tenant == ref.tenant, P.c.memory_ref == str(ref), P.c.pass_id == pass_id)
+        .values(undone_at=now)
+    )
+    return UndoReport(
+        memory_ref=str(ref),
+        pass_id=pass_id,
+        restored=len(restored),
+        survivors_changed=len(returned),
+    )
+
+
+def _restored(ref: MemoryRef, memory_id: str, version: int) -> PendingEvent:
+    return PendingEvent(
+        EventType.MEMORY_UPDATED,
+        MemoryLifecycle(
+            memory_ref=str(ref),
+            memory_id=memory_id,
+            tier=Tier.SEMANTIC,
+            version=version,
+            reason="consolidation-undone",
+        ),
+    )
+
+
+async def superseded_entries(
+    connection: AsyncConnection, ref: MemoryRef, pass_id: str | None, limit: int
+) -> list[SupersededEntry]:
+    query = (
+        select(
+            E.c.id,
+            E.c.superseded_by,
+            E.c.superseded_reason,
+            E.c.consolidation_pass,
+            E.c.invalidated_at,
+            E.c.namespace,
+            E.c.key,
+        )
+        .where(scoped(ref), E.c.superseded_by.is_not(None))
+        .order_by(E.c.invalidated_at, E.c.id)
+        .limit(limit)
+    )
+    if pass_id is not None:
+        query = query.where(E.c.consolidation_pass == pass_id)
+    rows = (await connection.execute(query)).all()
+    return [
+        SupersededEntry(
+            id=row.id,
+            superseded_by=row.superseded_by,
+            reason=row.superseded_reason,
+            pass_id=row.consolidation_pass,
+            superseded_at=row.invalidated_at,
+            namespace=row.namespace,
+            key=row.key,
+        )
+        for row in rows
+    ]
+
+
+async def open_conflicts(
+    connection: AsyncConnection, ref: MemoryRef, now: datetime, limit: int
+) -> list[ConflictRecord]:
+    """Recorded conflicts whose two entries are both still live."""
+    first, second = E.alias("first"), E.alias("second")
+    rows = (
+        await connection.execute(
+            select(C.c.first_id, C.c.second_id, C.c.kinds, C.c.pass_id, C.c.detected_at)
+            .join(
+                first,
+                and_(first.c.memory_ref == C.c.memory_ref, first.c.id == C.c.first_id),
+            )
+            .join(
+                second,
+                and_(second.c.memory_ref == C.c.memory_ref, second.c.id == C.c.second_id),
+            )
+            .where(C.c.tenant == ref.tenant, C.c.memory_ref == str(ref))
+            .where(first.c.invalidated_at.is_(None), second.c.invalidated_at.is_(None))
+            .where(_unexpired(first, now), _unexpired(second, now))
+            .order_by(C.c.detected_at, C.c.first_id, C.c.second_id)
+            .limit(limit)
+        )
+    ).all()
+    return [
+        ConflictRecord(
+            first_id=r.first_id,
+            second_id=r.second_id,
+            kinds=tuple(r.kinds),
+            pass_id=r.pass_id,
+            detected_at=r.detected_at,
+        )
+        for r in rows
+    ]
+
+
+def _unexpired(alias: Any, now: datetime) -> ColumnElement[bool]:
+    return (alias.c.expires_at.is_(None)) | (alias.c.expires_at > now)
