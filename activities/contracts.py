@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_io import (
     DistillationResult,
@@ -40,6 +41,9 @@ DISTILL_MEMORY = ActivityContract("distill_memory", DistillMemoryRequest, Distil
 COLLECT_GARBAGE = ActivityContract("collect_garbage", IndexRequest, GarbageReport)
 LOAD_MEMORY_INDEX = ActivityContract("load_memory_index", IndexRequest, IndexDigest)
 CREATE_SNAPSHOT = ActivityContract("create_snapshot", SnapshotRequest, SnapshotInfo)
+CONSOLIDATE_MEMORY = ActivityContract(
+    "consolidate_memory", ConsolidateMemoryRequest, ConsolidationResult
+)
 # Scheduled only by distillations recorded before budget-bounded selection.
 LEGACY_DISTILL = ActivityContract("distill", DistillRequest, DistillationResult)
 
@@ -49,4 +53,5 @@ ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
     LOAD_MEMORY_INDEX,
     CREATE_SNAPSHOT,
     LEGACY_DISTILL,
+    CONSOLIDATE_MEMORY,
 )

@@ -15,6 +15,7 @@ from temporalio import activity
 from activities.boundary import content_free
 from activities.contracts import (
     COLLECT_GARBAGE,
+    CONSOLIDATE_MEMORY,
     CREATE_SNAPSHOT,
     DISTILL_MEMORY,
     LEGACY_DISTILL,
@@ -25,6 +26,7 @@ from memory.adapter import HostMemoryStore
 from memory.distiller import Distiller
 from memory.redaction import MemorySecretRegistry
 from memory.vault import SecretVault, registry_for_tenant
+from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.errors import InvalidInput
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_io import (
@@ -77,6 +79,17 @@ class MemoryActivities:
             )
         )
 
+    @activity.defn(name=CONSOLIDATE_MEMORY.name)
+    @content_free
+    async def consolidate_memory(self, request: ConsolidateMemoryRequest) -> ConsolidationResult:
+        """One pass; survivors' content is redacted again with the tenant's secrets."""
+        info = activity.info()
+        registry = registry_for_tenant(
+            self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
+        )
+        async with heartbeating() as progress:
+            return await self.store.consolidate(request, secrets=registry, progress=progress)
+
     @activity.defn(name=CREATE_SNAPSHOT.name)
     @content_free
     async def create_snapshot(self, request: SnapshotRequest) -> SnapshotInfo:
@@ -112,6 +125,7 @@ class MemoryActivities:
         return [
             self.distill_memory,
             self.distill_legacy,
+            self.consolidate_memory,
             self.create_snapshot,
             self.collect_garbage,
             self.load_memory_index,

@@ -9,10 +9,12 @@
     memoryctl forget --memory-ref REF (--id ID ... | --tag TAG | --subject S [--tenant-wide])
                      [--dry-run] [--yes] [--json]          erase entries and their derived copies
     memoryctl lineage --memory-ref REF --id ID [--json]    where an entry's text went
+    memoryctl consolidate run | audit | conflicts | undo   see memoryctl/consolidate.py
 
 Every failure is one line on stderr, never a traceback:
   exit 2  bad input, naming the field (memoryRef, token-budget, cron, DATABASE_URL)
-  exit 1  the operation was refused (no such schedule, schedule id taken) or Temporal or
+  exit 1  the operation was refused (no such schedule or pass, schedule id taken, a pass
+          already running, an undo whose key is taken again) or Temporal or
           the database cannot be reached (named with its address, never a password)
 Nothing is written when a command fails.
 """
@@ -31,7 +33,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from schemas.errors import InvalidInput
+from schemas.errors import InvalidInput, MemoryError_
 
 if TYPE_CHECKING:
     from sqlalchemy.exc import DBAPIError
@@ -104,6 +106,8 @@ def _failure(error: Exception) -> tuple[int, str] | None:
 
     if isinstance(error, InvalidInput):
         return EXIT_BAD_INPUT, str(error)
+    if isinstance(error, MemoryError_):  # refused by the store: not found, conflict, ...
+        return EXIT_FAILED, f"{error.code}: {error}"
     exit_status = getattr(error, "exit_status", None)  # Unreachable, schedules.ScheduleError
     if isinstance(exit_status, int):
         return exit_status, str(error)
@@ -600,12 +604,20 @@ def lineage(
     console.print(table)
 
 
+def _add_groups() -> None:
+    """Sub-command groups kept in their own modules (they use the helpers above)."""
+    from memoryctl.consolidate import consolidate_app
+
+    app.add_typer(consolidate_app, name="consolidate")
+
+
 def main() -> None:
     """The console script: click's usage errors (a missing option, --token-budget 0) are
     one line too, like every other failure, instead of a framed help box."""
     # Typer 0.2x vendors click; its exception classes are only importable from there.
     from typer._click.exceptions import UsageError
 
+    _add_groups()
     try:
         status = app(standalone_mode=False)
     except UsageError as error:

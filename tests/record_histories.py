@@ -2,10 +2,10 @@
 
     python -m tests.record_histories
 
-Runs DreamWorkflow, DistillationWorkflow and AgentRunWorkflow against a throwaway
-embedded PostgreSQL and dev server, and writes each history as JSON. Re-record only when
-a workflow change is meant to be incompatible (and then use workflow.patched instead if
-runs may be in flight); tests/test_replay.py replays every file here.
+Runs DreamWorkflow, DistillationWorkflow, ConsolidationWorkflow and AgentRunWorkflow
+against a throwaway embedded PostgreSQL and dev server, and writes each history as JSON.
+Re-record only when a workflow change is meant to be incompatible (and then use
+workflow.patched instead if runs may be in flight); tests/test_replay.py replays every file here.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.converter import data_converter
 from runtime.settings import Settings
+from schemas.consolidation import ConsolidationInput
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.workflow_io import AgentRunInput, DistillationInput, DreamInput
 from worker import build_worker
 from workflows.agent_run import AgentRunWorkflow
+from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
 
@@ -51,9 +53,30 @@ def example_entries() -> list[NewMemoryEntry]:
     return [NewMemoryEntry(content=text, tags=("example",), tier=Tier.EPISODIC) for text in notes]
 
 
+def example_facts() -> list[NewMemoryEntry]:
+    """Long-term entries with a duplicate, a look-alike conflict and a re-keyed value."""
+    facts = [
+        ("The customer prefers invoices in EUR.", None),
+        ("Note: the customer prefers invoices in EUR", None),
+        ("The trial lasts 14 days.", None),
+        ("The trial lasts 21 days.", None),
+        ("Plan tier: basic", "plan_tier"),
+    ]
+    return [
+        NewMemoryEntry(
+            content=text,
+            tier=Tier.SEMANTIC,
+            namespace="billing" if key else None,
+            key=key,
+        )
+        for text, key in facts
+    ]
+
+
 async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore) -> dict[str, str]:
     """Run each workflow once and return {file name: history JSON}."""
     await store.put_many(REF, example_entries())
+    await store.put_many(REF, example_facts())
     runs = {
         "distillation": (
             DistillationWorkflow.run,
@@ -65,6 +88,11 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
             DreamInput(memory_ref=REF, token_budget=2000),
             "example-dream",
         ),
+        "consolidation": (
+            ConsolidationWorkflow.run,
+            ConsolidationInput(memory_ref=REF),
+            "example-consolidation",
+        ),
         "agent_run": (AgentRunWorkflow.run, AgentRunInput(memory_ref=REF), "example-agent-run"),
     }
     # Between the first distillation and the dream, new memory arrives.
@@ -72,6 +100,21 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
     for name, (run, arg, workflow_id) in runs.items():
         if name == "dream":
             await store.put(REF, NewMemoryEntry(content="Renewal quote sent on Tuesday."))
+        if name == "consolidation":
+            await store.put_many(
+                REF,
+                [
+                    NewMemoryEntry(
+                        content="Plan tier: premium",
+                        tier=Tier.SEMANTIC,
+                        namespace="Billing",
+                        key="PlanTier",
+                    ),
+                    NewMemoryEntry(
+                        content="THE CUSTOMER PREFERS INVOICES IN EUR", tier=Tier.SEMANTIC
+                    ),
+                ],
+            )
         handle: WorkflowHandle[Any, Any] = await client.start_workflow(
             run,  # type: ignore[arg-type]
             arg,

@@ -18,6 +18,7 @@ from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from runtime.binaries import temporal_cli
 from runtime.settings import Settings
+from schemas.memory_entry import Tier
 from tests.factories import note
 from worker import build_worker
 
@@ -26,14 +27,14 @@ EXAMPLE_RUN_ID = "dream-acme-agent-1-2026-11-23T23:00:00Z"
 REF = "mem://acme/agent-1"
 
 
-def readme_commands() -> list[str]:
+def readme_commands(name: str = "temporal-cli") -> list[str]:
     text = README.read_text()
     block = re.search(
-        r"<!-- temporal-cli:begin -->\s*```bash\n(.*?)```\s*<!-- temporal-cli:end -->",
+        rf"<!-- {name}:begin -->\s*```bash\n(.*?)```\s*<!-- {name}:end -->",
         text,
         re.S,
     )
-    assert block, "README lost its temporal-cli block"
+    assert block, f"README lost its {name} block"
     joined = block.group(1).replace("\\\n", " ")
     return [line.strip() for line in joined.splitlines() if line.strip()]
 
@@ -105,3 +106,37 @@ async def test_readme_schedule_commands_run_a_dream(
         run, "temporal schedule describe --schedule-id dream-acme-agent-1", address
     )
     assert described.returncode != 0  # deleted
+
+
+async def test_readme_consolidation_commands_run_a_pass(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    await store.put_many(
+        REF,
+        [
+            note("The customer prefers invoices in EUR", tier=Tier.SEMANTIC),
+            note("Note: the customer prefers invoices in EUR.", tier=Tier.SEMANTIC),
+            note("The trial lasts 14 days", tier=Tier.SEMANTIC),
+            note("The trial lasts 21 days", tier=Tier.SEMANTIC),
+        ],
+    )
+    commands = readme_commands("temporal-cli-consolidation")
+    assert [c.split()[1:3] for c in commands] == [
+        ["workflow", "start"],
+        ["workflow", "result"],
+        ["workflow", "list"],
+    ]
+    worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
+    async with worker:
+        started = await asyncio.to_thread(run, commands[0], address)
+        assert started.returncode == 0, started.stderr
+        waited = await asyncio.to_thread(run, commands[1], address)
+        assert waited.returncode == 0, waited.stderr
+        assert re.search(r"\"inputCount\":\s*4\b", waited.stdout), waited.stdout
+        listed = await asyncio.to_thread(run, commands[2], address)
+        assert listed.returncode == 0 and "consolidate-acme-agent-1" in listed.stdout
+    (event,) = await store.events(REF, types=["agent.memory.consolidated"])
+    assert (event.payload["inputCount"], event.payload["outputCount"]) == (4, 3)
+    assert event.payload["trigger"] == "on-demand"
+    assert len(await store.conflicts(REF)) == 1

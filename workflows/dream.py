@@ -2,9 +2,12 @@
 
 It runs distillation as a child workflow whose id is derived from the memoryRef, so two
 dreams for one memoryRef never run at once (a second one finds the child running and
-returns "skipped-overlap"), then collects garbage. Garbage collection runs whether the
-distillation succeeded or failed: a failing distillation must not also stop TTL and
-retention. Consolidation and commitment inference plug in as further children here.
+returns "skipped-overlap"), then consolidation of the long-term memory as a second child
+(id ``consolidate/<memoryRef>``; one already running, say started by hand, is left to
+finish and this night's pass is skipped), then collects garbage. Consolidation and
+garbage collection run whether distillation succeeded or failed: one failing step must
+not also stop the others; the dream then fails with the first failure. Commitment
+inference plugs in as a further child here.
 
 The input is validated by the data converter before this code runs: a bad memoryRef or
 budget fails the run at once, naming the field (runtime/converter.py).
@@ -14,11 +17,16 @@ from __future__ import annotations
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
-from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
+from temporalio.exceptions import (
+    ApplicationError,
+    ChildWorkflowError,
+    WorkflowAlreadyStartedError,
+)
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import COLLECT_GARBAGE
     from runtime.search_attributes import MEMORY_REF, TENANT
+    from schemas.consolidation import ConsolidationInput, ConsolidationResult
     from schemas.memory_ref import MemoryRef
     from schemas.workflow_io import (
         DistillationInput,
@@ -30,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
+    from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
     from workflows.distillation import DistillationWorkflow
 
 
@@ -46,28 +55,44 @@ class DreamWorkflow:
             [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
         )
         workflow.set_current_details(f"Dreaming over {ref}")
+        failure: ChildWorkflowError | None = None
+        distillation: DistillationResult | None = None
         try:
             distillation = await self._distill(ref, request.token_budget)
         except WorkflowAlreadyStartedError:
-            # The dream that is running collects garbage itself.
+            # The dream that is running consolidates and collects garbage itself.
             workflow.logger.warning("another dream is distilling this memoryRef; skipping")
             workflow.set_current_details("Skipped: a dream for this memoryRef is running")
             return DreamResult(memory_ref=str(ref), tenant=ref.tenant, status="skipped-overlap")
-        except ChildWorkflowError:
-            # The run still fails visibly, but TTL and retention do not stop with it.
-            workflow.set_current_details("Distillation failed; collecting garbage anyway")
-            await self._collect_garbage(ref)
-            raise
+        except ChildWorkflowError as error:
+            # The run still fails visibly, but the other maintenance does not stop with it.
+            workflow.set_current_details("Distillation failed; maintenance goes on")
+            failure = error
+        consolidation: ConsolidationResult | None = None
+        # Dreams recorded before consolidation joined them replay without it.
+        if workflow.patched("dream-consolidation"):
+            try:
+                consolidation = await self._consolidate(ref)
+            except WorkflowAlreadyStartedError:
+                workflow.logger.warning("a consolidation of this memoryRef is running; skipping")
+            except ChildWorkflowError as error:
+                failure = failure or error
         garbage = await self._collect_garbage(ref)
-        workflow.set_current_details(
+        if failure is not None or distillation is None:
+            raise failure or ApplicationError("distillation returned nothing")
+        details = (
             f"Done: {distillation.status}, {distillation.source_count} sources, "
             f"{distillation.tokens_used} tokens"
         )
+        if consolidation is not None:
+            details += f"; {consolidation.input_count} -> {consolidation.output_count} entries"
+        workflow.set_current_details(details)
         return DreamResult(
             memory_ref=str(ref),
             tenant=ref.tenant,
             status="completed",
             distillation=distillation,
+            consolidation=consolidation,
             garbage=garbage,
         )
 
@@ -81,6 +106,17 @@ class DreamWorkflow:
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             search_attributes=TypedSearchAttributes(pairs),
             static_summary=f"distill {ref}",
+        )
+
+    async def _consolidate(self, ref: MemoryRef) -> ConsolidationResult:
+        pairs = [SearchAttributePair(MEMORY_REF, str(ref)), SearchAttributePair(TENANT, ref.tenant)]
+        return await workflow.execute_child_workflow(
+            ConsolidationWorkflow.run,
+            ConsolidationInput(memory_ref=ref, trigger="scheduled"),
+            id=consolidation_workflow_id(ref),
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            search_attributes=TypedSearchAttributes(pairs),
+            static_summary=f"consolidate {ref}",
         )
 
     async def _collect_garbage(self, ref: MemoryRef) -> GarbageReport:

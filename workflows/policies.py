@@ -49,6 +49,13 @@ DISTILL = ActivityOptions(
     schedule_to_close=OUTAGE_TOLERANCE + timedelta(minutes=30),
     heartbeat=HEARTBEAT_TIMEOUT,
 )
+# A pass reads and plans the whole long-term corpus of a memoryRef (100k entries in
+# well under a minute here) inside one transaction; heartbeats carry its phase.
+CONSOLIDATE = ActivityOptions(
+    start_to_close=timedelta(minutes=30),
+    schedule_to_close=OUTAGE_TOLERANCE + timedelta(minutes=30),
+    heartbeat=HEARTBEAT_TIMEOUT,
+)
 SNAPSHOT = ActivityOptions(start_to_close=timedelta(minutes=5))
 MAINTENANCE = ActivityOptions(start_to_close=timedelta(minutes=5))
 INDEX = ActivityOptions(start_to_close=timedelta(seconds=30))

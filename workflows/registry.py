@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from workflows.agent_run import AgentRunWorkflow
+from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
 
-ALL_WORKFLOWS: list[type] = [DreamWorkflow, DistillationWorkflow, AgentRunWorkflow]
+ALL_WORKFLOWS: list[type] = [
+    DreamWorkflow,
+    DistillationWorkflow,
+    ConsolidationWorkflow,
+    AgentRunWorkflow,
+]

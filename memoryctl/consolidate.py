@@ -1,0 +1,189 @@
+"""memoryctl consolidate: run a pass, audit what passes marked, list conflicts, undo.
+
+    memoryctl consolidate run --memory-ref REF [--json]        a pass on Temporal, waited for
+    memoryctl consolidate audit --memory-ref REF [--pass ID] [--json]
+    memoryctl consolidate conflicts --memory-ref REF [--json]
+    memoryctl consolidate undo --memory-ref REF --pass ID [--json]
+
+Output is ids, counts and kinds, never entry content (read that with the store's get).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from memoryctl.main import (
+    EXIT_FAILED,
+    MemoryRefOption,
+    _checked_ref,
+    _engine,
+    _print_json,
+    _run,
+    _temporal,
+    console,
+)
+
+if TYPE_CHECKING:
+    from schemas.consolidation import (
+        ConflictRecord,
+        ConsolidationResult,
+        SupersededEntry,
+        UndoReport,
+    )
+
+
+class _Refused(Exception):
+    """The pass could not run or failed; the message is the one line to print."""
+
+    exit_status = EXIT_FAILED
+
+
+consolidate_app = typer.Typer(
+    no_args_is_help=True, help="Consolidation: merge duplicates, supersede stale keys."
+)
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+PassOption = Annotated[str, typer.Option("--pass", help="A pass id (cp-...).")]
+
+
+@consolidate_app.command("run")
+def run(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
+    """Start a ConsolidationWorkflow for the memoryRef and wait for its counts."""
+    ref = _checked_ref(memory_ref)
+
+    async def action() -> ConsolidationResult:
+        from temporalio.client import WorkflowFailureError
+        from temporalio.common import WorkflowIDReusePolicy
+        from temporalio.exceptions import WorkflowAlreadyStartedError
+
+        from runtime.settings import Settings
+        from schemas.consolidation import ConsolidationInput
+        from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
+
+        client = await _temporal()
+        try:
+            handle = await client.start_workflow(
+                ConsolidationWorkflow.run,
+                ConsolidationInput(memory_ref=ref),
+                id=consolidation_workflow_id(ref),
+                task_queue=Settings().task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                static_summary=f"consolidate {ref} (memoryctl)",
+            )
+        except WorkflowAlreadyStartedError:
+            raise _Refused(f"a consolidation of {ref} is already running") from None
+        with console.status(f"consolidating {ref} (workflow {handle.id})"):
+            try:
+                return await handle.result()
+            except WorkflowFailureError as error:
+                cause = error.cause
+                raise _Refused(f"the pass failed: {cause}") from None
+
+    result = _run(action)
+    if as_json:
+        _print_json(result.to_wire())
+        return
+    table = Table(title=f"pass {result.pass_id}")
+    table.add_column("")
+    table.add_column("count", justify="right")
+    for label, value in (
+        ("long-term entries in", result.input_count),
+        ("long-term entries out", result.output_count),
+        ("merged (duplicates)", result.merged_count),
+        ("superseded (older key values)", result.superseded_count),
+        ("new conflicts recorded", result.conflict_count),
+        ("clusters left for the next pass", result.skipped_clusters),
+    ):
+        table.add_row(label, str(value))
+    console.print(table)
+
+
+@consolidate_app.command("audit")
+def audit(
+    memory_ref: MemoryRefOption,
+    pass_id: Annotated[str | None, typer.Option("--pass", help="Only this pass.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Rows passes marked (merged or superseded): invisible to list/get, kept for undo."""
+    ref = _checked_ref(memory_ref)
+
+    async def action() -> list[SupersededEntry]:
+        from memory.store import PostgresMemoryStore
+
+        engine = _engine()
+        try:
+            return await PostgresMemoryStore(engine).superseded(ref, pass_id=pass_id)
+        finally:
+            await engine.dispose()
+
+    rows = _run(action)
+    if as_json:
+        _print_json([row.to_wire() for row in rows])
+        return
+    if not rows:
+        console.print("nothing marked")
+        return
+    table = Table()
+    for column in ("id", "reason", "superseded by", "pass", "at"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            row.id, row.reason, row.superseded_by, row.pass_id or "", row.superseded_at.isoformat()
+        )
+    console.print(table)
+
+
+@consolidate_app.command("conflicts")
+def conflicts(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
+    """Look-alikes left unmerged because a number, date, negation, name or identifier
+    differs (one is probably stale: edit or forget it)."""
+    ref = _checked_ref(memory_ref)
+
+    async def action() -> list[ConflictRecord]:
+        from memory.store import PostgresMemoryStore
+
+        engine = _engine()
+        try:
+            return await PostgresMemoryStore(engine).conflicts(ref)
+        finally:
+            await engine.dispose()
+
+    rows = _run(action)
+    if as_json:
+        _print_json([row.to_wire() for row in rows])
+        return
+    if not rows:
+        console.print("no open conflicts")
+        return
+    table = Table()
+    for column in ("entry", "entry", "differ in", "found by"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row.first_id, row.second_id, ", ".join(row.kinds), row.pass_id)
+    console.print(table)
+
+
+@consolidate_app.command("undo")
+def undo(memory_ref: MemoryRefOption, pass_id: PassOption, as_json: JsonOption = False) -> None:
+    """Bring back every row a pass marked and take their corroboration off survivors."""
+    ref = _checked_ref(memory_ref)
+
+    async def action() -> UndoReport:
+        from memory.store import PostgresMemoryStore
+
+        engine = _engine()
+        try:
+            return await PostgresMemoryStore(engine).undo_consolidation(ref, pass_id)
+        finally:
+            await engine.dispose()
+
+    report = _run(action)
+    if as_json:
+        _print_json(report.to_wire())
+        return
+    console.print(
+        f"pass {report.pass_id} undone: {report.restored} entries restored, "
+        f"{report.survivors_changed} survivors changed"
+    )
