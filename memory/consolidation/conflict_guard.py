@@ -16,15 +16,11 @@ from enum import StrEnum
 
 from rapidfuzz.distance import DamerauLevenshtein
 
-from memory.consolidation.fact_text import NEGATIONS, FactText
+from memory.consolidation.fact_text import NEGATION_COMPANIONS, FactText
 
 # Minimum content words before a typo is forgiven: in a two-word text one changed
 # letter may be the whole fact ("cat"/"car").
 TYPO_MIN_WORDS = 3
-# Words that come and go with a negation ("does not like" / "likes").
-_NEGATION_COMPANIONS = NEGATIONS | frozenset(
-    "t do does did don doesn didn isn aren wasn weren won wouldn shouldn couldn can".split()  # noqa: SIM905
-)
 
 
 class ConflictKind(StrEnum):
@@ -69,11 +65,16 @@ def conflict_kinds(a: FactText, b: FactText) -> tuple[ConflictKind, ...]:
 
 
 def _same_names(a: FactText, b: FactText) -> bool:
-    if a.names and b.names:
-        # Same names in the same order: "Alice pays Bob" is not "Bob pays Alice".
-        return tuple(dict.fromkeys(a.names)) == tuple(dict.fromkeys(b.names))
-    # One text has no case information: its words must still contain the other's names.
-    return set(a.names) <= b.word_set and set(b.names) <= a.word_set
+    """The same names, in the same order ("Alice pays Bob" is not "Bob pays Alice").
+    A sentence-initial capital may be a name or not, so a name inside one text must be
+    capitalised somewhere in the other; a text without case information must contain the
+    other's names among its words."""
+    if not (a.cased and b.cased):
+        return set(a.names) <= b.word_set and set(b.names) <= a.word_set
+    if not (set(a.names) <= set(b.capitalised) and set(b.names) <= set(a.capitalised)):
+        return False
+    common = set(a.capitalised) & set(b.capitalised)
+    return [w for w in a.capitalised if w in common] == [w for w in b.capitalised if w in common]
 
 
 def _typo_close(x: str, y: str) -> bool:
@@ -116,18 +117,39 @@ def _other_name(a: FactText, b: FactText) -> bool:
     capitalised on both sides ("Alice approves refunds" / "Carol approves refunds"),
     where a sentence-initial name escapes the guard's name reading."""
     only_a, only_b = a.word_set - b.word_set, b.word_set - a.word_set
-    return bool(only_a and only_b) and only_a <= a.capitalised and only_b <= b.capitalised
+    return bool(only_a and only_b) and only_a <= set(a.capitalised) and only_b <= set(b.capitalised)
+
+
+def same_order(a: FactText, b: FactText) -> bool:
+    """The words both texts share come in the same order, or one phrase moved to the
+    other end of a clause ("for urgent requests, X prefers Y" / "X prefers Y for urgent
+    requests"): two adjacent runs swapped. Anything else reorders the fact itself
+    ("prefers email over Slack" / "prefers Slack over email")."""
+    common = a.word_set & b.word_set
+    x = list(dict.fromkeys(w for w in a.words if w in common))
+    y = list(dict.fromkeys(w for w in b.words if w in common))
+    if x == y:
+        return True
+    start = next(i for i, (p, q) in enumerate(zip(x, y, strict=True)) if p != q)
+    end = len(x)
+    while x[end - 1] == y[end - 1]:
+        end -= 1
+    return any(x[split:end] + x[start:split] == y[start:end] for split in range(start + 1, end))
 
 
 def compare(a: FactText, b: FactText) -> Verdict:
     kinds = conflict_kinds(a, b)
     if not kinds:
-        if aligned(a, b):
+        if aligned(a, b) and same_order(a, b):
             return DUPLICATE
         return Verdict(False, (ConflictKind.NAME,)) if _other_name(a, b) else DIFFERENT
-    ignore = a.fact_words() | b.fact_words()
+    if ConflictKind.NAME in kinds and len(kinds) > 1:
+        # Other names and other values: a statement about someone else, not a rival
+        # value of the same fact ("Acme's trial lasts 14 days" / "Globex's ... 30 days").
+        return DIFFERENT
+    ignore = a.fact_words | b.fact_words
     if ConflictKind.NEGATION in kinds:
-        ignore |= _NEGATION_COMPANIONS
+        ignore |= NEGATION_COMPANIONS
     if aligned(a, b, ignore):
         return Verdict(duplicate=False, conflicts=kinds)
     return DIFFERENT

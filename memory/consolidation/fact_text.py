@@ -25,9 +25,13 @@ def _words(text: str) -> frozenset[str]:
 STOPWORDS = _words(
     "a an the is are was were be been being am that this these those which who whom "
     "please note fyi btw also just really actually basically indeed remember reminder "
-    "it its it's there here so very quite currently now still and as per"
+    "it its it's s there here so very quite currently now still and as per"
 )
 NEGATIONS = _words("not no never none nobody nothing neither nor nowhere cannot without")
+# Words that come and go with a negation ("does not like" / "likes").
+NEGATION_COMPANIONS = NEGATIONS | _words(
+    "t do does did don doesn didn isn aren wasn weren won wouldn shouldn couldn can"
+)
 _MONTHS = {
     "january": "jan", "february": "feb", "march": "mar", "april": "apr", "may": "may",
     "june": "jun", "july": "jul", "august": "aug", "september": "sep", "sept": "sep",
@@ -74,12 +78,13 @@ _THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3}(?!\d))")
 _TOKEN = re.compile(r"[^\W_]+(?:['\u2019\-./:@_+#][^\W_]+)*")
 _WORD = re.compile(r"[^\W_]+")
 _PLAIN_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-_SENTENCE_END = re.compile(r"[.!?:;\n]\s*$")
 
 
 def _clean(text: str) -> str:
     """NFKC, without format characters (zero-width spaces and joiners are invisible
     and would make two identical-looking texts differ)."""
+    if text.isascii():
+        return text  # NFKC leaves ASCII alone and it has no format characters
     nfkc = unicodedata.normalize("NFKC", text)
     return "".join(ch for ch in nfkc if unicodedata.category(ch) != "Cf")
 
@@ -107,9 +112,9 @@ def _is_identifier(token: str) -> bool:
     if has_digit:
         # v2, eu-west-1, INV2231, 10.0.0.1, 2026-11-23 (a plain number is read first)
         return has_alpha or any(ch in "-./:@_+#" for ch in token)
-    if any(ch in "./:@_+#" for ch in token):
-        return True  # example.com, a@b.io, snake_case, C#; hyphenated words are words
-    return any(ch.isupper() for ch in token[1:]) and not token.isupper()  # iPhone, camelCase
+    # example.com, a@b.io, snake_case, C#; hyphenated words are words, and a camelCase
+    # product name (HubSpot) is a name: recasing it must not make it another identifier.
+    return any(ch in "./:@_+#" for ch in token)
 
 
 @dataclass(frozen=True)
@@ -123,50 +128,62 @@ class FactText:
     dates: tuple[str, ...]
     currencies: frozenset[str]
     negations: int
+    # Whether the text's capitals can be read (not all lower, all upper or Title Case).
+    cased: bool
     # Capitalised words inside a sentence (names, places, products), case-folded, in
-    # order; empty when the text carries no case information (all upper or all lower).
+    # order, each once; empty when the text is not cased.
     names: tuple[str, ...]
-    # Every capitalised word, sentence-initial ones included (case-folded): a text that
-    # differs from another only in these says the same about someone else.
-    capitalised: frozenset[str] = frozenset()
-
-    @property
-    def word_set(self) -> frozenset[str]:
-        return frozenset(self.words)
-
-    def fact_words(self) -> frozenset[str]:
-        """Words that carry one of the guarded facts."""
-        return (
-            frozenset(self.names)
-            | {w for w in self.words if w in DATE_WORDS or w in NUMBER_WORDS or w in ORDINALS}
-            | {w for w in self.words if any(ch.isdigit() for ch in w)}
-        )
+    # The same with sentence-initial capitalised words too, which may be names or not.
+    capitalised: tuple[str, ...]
+    # Computed once, read for every candidate pair.
+    word_set: frozenset[str]
+    # Words that carry one of the guarded facts (names, dates, numbers, identifiers).
+    fact_words: frozenset[str]
 
 
-def _names(tokens: list[tuple[str, bool]]) -> tuple[str, ...]:
+_NOT_NAMES = STOPWORDS | DATE_WORDS.keys() | NUMBER_WORDS.keys() | ORDINALS.keys() | CURRENCY_CODES
+
+
+def _cased(tokens: list[tuple[str, bool]]) -> bool:
+    """Whether capitals say anything: not when the text is all lower case, all upper
+    case, or Title Case (more than half of its words capitalised)."""
     alpha = [token for token, _ in tokens if token.isalpha()]
-    if not alpha:
-        return ()
     capitalised = sum(1 for token in alpha if token[0].isupper())
-    if all(token.isupper() for token in alpha if len(token) > 1) or capitalised == 0:
-        return ()  # no case information to read names from
-    if capitalised * 2 > len(alpha):
-        return ()  # Title Case Or Shouting: capitals say nothing about names
-    names = []
+    if not alpha or capitalised == 0:
+        return False
+    if all(token.isupper() for token in alpha if len(token) > 1):
+        return False
+    return capitalised * 2 <= len(alpha)
+
+
+def _capitalised(tokens: list[tuple[str, bool]], *, inside_only: bool) -> tuple[str, ...]:
+    """Capitalised words in order (case-folded, each once), fillers such as "FYI" left
+    out; ``inside_only`` skips sentence-initial ones, which may be ordinary words."""
+    found: dict[str, None] = {}
     for token, starts_sentence in tokens:
-        if not token.isalpha() or starts_sentence or token == "I":
+        if not token.isalpha() or not token[0].isupper() or token == "I":
             continue
-        if token[0].isupper() or (token.isupper() and len(token) > 1):
-            names.append(token.casefold())
-    return tuple(names)
+        if inside_only and starts_sentence:
+            continue
+        folded = token.casefold()
+        # Fillers are not names, and months, weekdays, number words and currency codes
+        # are guarded as dates, numbers and amounts already.
+        if folded not in _NOT_NAMES:
+            found.setdefault(folded)
+    return tuple(found)
 
 
 def read_fact_text(text: str) -> FactText:
     cleaned = _THOUSANDS.sub("", _clean(text))
     tokens: list[tuple[str, bool]] = []
+    end = 0
     for match in _TOKEN.finditer(cleaned):
-        before = cleaned[: match.start()]
-        tokens.append((match.group(), not before.strip() or bool(_SENTENCE_END.search(before))))
+        # A sentence starts the text, or follows . ! ? : ; or a line break.
+        gap = cleaned[end : match.start()]
+        starts = not tokens or any(mark in gap for mark in ".!?:;\n")
+        tokens.append((match.group(), starts))
+        end = match.end()
+    cased = _cased(tokens)
     numbers: list[str] = []
     identifiers: list[str] = []
     dates: list[str] = []
@@ -192,6 +209,12 @@ def read_fact_text(text: str) -> FactText:
     currencies = frozenset(ch for ch in cleaned if ch in _CURRENCY_SYMBOLS) | frozenset(
         w for w in words if w in CURRENCY_CODES
     )
+    capitalised = _capitalised(tokens, inside_only=False) if cased else ()
+    fact_words = (
+        frozenset(capitalised)
+        | {w for w in words if w in DATE_WORDS or w in NUMBER_WORDS or w in ORDINALS}
+        | {w for w in words if any(ch.isdigit() for ch in w)}
+    )
     return FactText(
         normal=" ".join(w.casefold() for w in _WORD.findall(cleaned)),
         words=words,
@@ -200,12 +223,11 @@ def read_fact_text(text: str) -> FactText:
         dates=tuple(dates),
         currencies=currencies,
         negations=negations,
-        names=_names(tokens),
-        capitalised=frozenset(
-            token.casefold() for token, _ in tokens if token[:1].isupper() and token.isalpha()
-        )
-        if _names(tokens) or any(t[:1].isupper() for t, _ in tokens[1:])
-        else frozenset(),
+        cased=cased,
+        names=_capitalised(tokens, inside_only=True) if cased else (),
+        capitalised=capitalised,
+        word_set=frozenset(words),
+        fact_words=fact_words,
     )
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory.consolidation.candidates import candidate_pairs, signatures
+from memory.consolidation.candidates import candidate_pairs, conflict_pairs, signatures
 from memory.consolidation.conflict_guard import ConflictKind, compare, conflict_kinds
 from memory.consolidation.fact_text import FactText, read_fact_text
 
@@ -167,19 +167,19 @@ def plan_pass(entries: Sequence[PlanEntry], progress: Progress = lambda details:
     superseded_by: dict[int, int] = {}  # cluster root -> the root whose slot value won
     plan = Plan(input_count=len(entries))
     alive = list(range(len(entries)))
-    conflicts: dict[tuple[int, int], tuple[ConflictKind, ...]] = {}
+    # A pair's verdict depends on its two texts only: later rounds reuse it.
+    verdicts: dict[tuple[int, int], bool] = {}
     for round_number in range(1, MAX_ROUNDS + 1):
         plan.rounds = round_number
         pairs = candidate_pairs(facts, minhashes, alive, _reporter(progress, round_number))
         plan.pairs_checked += len(pairs)
         changed = False
-        conflicts = {}
-        for i, j in pairs:
-            verdict = compare(facts[i], facts[j])
-            if verdict.duplicate:
-                changed |= clusters.union(i, j)
-            elif verdict.conflict:
-                conflicts[(i, j)] = verdict.conflicts
+        for pair in pairs:
+            duplicate = verdicts.get(pair)
+            if duplicate is None:
+                duplicate = verdicts[pair] = compare(facts[pair[0]], facts[pair[1]]).duplicate
+            if duplicate:
+                changed |= clusters.union(*pair)
         survivors = _survivors(entries, clusters)
         changed |= _supersede(entries, clusters, survivors, superseded_by)
         alive = sorted(i for root, i in survivors.items() if root not in superseded_by)
@@ -187,11 +187,12 @@ def plan_pass(entries: Sequence[PlanEntry], progress: Progress = lambda details:
         if not changed:
             break
     plan.clusters = _clusters(entries, clusters, superseded_by)
-    alive_set = set(alive)
-    for (i, j), kinds in sorted(conflicts.items()):
+    # Look-alikes among what is left; a slot's holders were resolved by supersession.
+    for i, j in conflict_pairs(facts, alive):
         same_slot = entries[i].slot is not None and entries[i].slot == entries[j].slot
-        if i in alive_set and j in alive_set and not same_slot:
-            plan.conflicts.append(ConflictPair(entries[i].id, entries[j].id, kinds))
+        verdict = compare(facts[i], facts[j])
+        if verdict.conflict and not same_slot:
+            plan.conflicts.append(ConflictPair(entries[i].id, entries[j].id, verdict.conflicts))
     return plan
 
 
