@@ -12,11 +12,12 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
+from sqlalchemy import any_, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
+from memory.sql_arrays import texts
 from schemas.erasure import LineageLink
 from schemas.memory_ref import MemoryRef
 
@@ -72,7 +73,7 @@ async def marked_under(
                 select(E.c.id).where(
                     E.c.tenant == ref.tenant,
                     E.c.memory_ref == str(ref),
-                    E.c.superseded_by.in_(sorted(frontier)),
+                    E.c.superseded_by == any_(texts("frontier", sorted(frontier))),
                 )
             )
         ).scalars()

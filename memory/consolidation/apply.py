@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy import any_, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
@@ -34,6 +33,7 @@ from memory.field_redaction import redact_tags
 from memory.lineage import MERGED_INTO
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import scoped
+from memory.sql_arrays import texts
 from schemas.consolidation import (
     MAX_EVENT_MERGED_IDS,
     ConsolidateMemoryRequest,
@@ -212,7 +212,7 @@ async def _apply(
         for row in (
             await connection.execute(
                 select(E.c.id, E.c.version, E.c.invalidated_at, E.c.tags, E.c.content)
-                .where(scoped(ref), E.c.id.in_(ids))
+                .where(scoped(ref), E.c.id == any_(texts("claimed", ids)))
                 .with_for_update()
             )
         ).all()
@@ -225,23 +225,13 @@ async def _apply(
     clusters = [
         c for c in plan.clusters if all(map(unchanged, (c.survivor, *c.merged, *c.superseded)))
     ]
-    marks: list[dict[str, Any]] = []
-    lineage: list[dict[str, Any]] = []
+    members: list[tuple[str, str, str]] = []  # (member, survivor, reason)
     events: list[PendingEvent] = []
-    survivors: list[dict[str, Any]] = []
+    survivors: list[tuple[str, list[str], str, int]] = []  # (id, tags, content, count)
     for cluster in clusters:
-        for reason, members in (("merged", cluster.merged), ("superseded", cluster.superseded)):
-            for member in members:
-                marks.append({"b_id": member, "b_survivor": cluster.survivor, "b_reason": reason})
-                lineage.append(
-                    {
-                        "tenant": ref.tenant,
-                        "memory_ref": str(ref),
-                        "source_id": member,
-                        "artifact_kind": MERGED_INTO,
-                        "artifact_id": cluster.survivor,
-                    }
-                )
+        for reason, group in (("merged", cluster.merged), ("superseded", cluster.superseded)):
+            for member in group:
+                members.append((member, cluster.survivor, reason))
                 events.append(_lifecycle(ref, member, planned[member], reason))
         survivor = current[cluster.survivor]
         tags = list(survivor.tags)
@@ -249,41 +239,52 @@ async def _apply(
             tags += [t for t in current[member].tags if t not in tags]
         content = write_redacted(survivor.content, registry)
         survivors.append(
-            {
-                "b_id": cluster.survivor,
-                "b_tags": redact_tags(tags, registry),
-                "b_content": content,
-                "b_sha": hashlib.sha256(content.encode()).hexdigest(),
-                "b_corroboration": cluster.corroboration,
-            }
+            (cluster.survivor, redact_tags(tags, registry), content, cluster.corroboration)
         )
         events += _survivor_events(ref, cluster.survivor, planned[cluster.survivor] + 1)
-    if marks:
+    scope = {"tenant": ref.tenant, "ref": str(ref), "pass_id": pass_id, "now": now}
+    if members:
+        member_ids, survivor_ids, reasons = (list(column) for column in zip(*members, strict=True))
         await connection.execute(
-            update(E)
-            .where(scoped(ref), E.c.id == bindparam("b_id"))
-            .values(
-                superseded_by=bindparam("b_survivor"),
-                superseded_reason=bindparam("b_reason"),
-                consolidation_pass=pass_id,
-                invalidated_at=now,
+            text(
+                "UPDATE memory_entries AS e SET superseded_by = v.survivor, "
+                "superseded_reason = v.reason, consolidation_pass = :pass_id, "
+                "invalidated_at = :now "
+                "FROM unnest(:ids, :survivors, :reasons) AS v(id, survivor, reason) "
+                "WHERE e.tenant = :tenant AND e.memory_ref = :ref AND e.id = v.id"
+            ).bindparams(
+                texts("ids", member_ids),
+                texts("survivors", survivor_ids),
+                texts("reasons", reasons),
             ),
-            marks,
+            scope,
         )
-        await connection.execute(pg_insert(L).on_conflict_do_nothing(), lineage)
+        await connection.execute(
+            text(
+                "INSERT INTO memory_lineage (tenant, memory_ref, source_id, artifact_kind, "
+                "artifact_id) SELECT :tenant, :ref, v.id, :kind, v.survivor "
+                "FROM unnest(:ids, :survivors) AS v(id, survivor) ON CONFLICT DO NOTHING"
+            ).bindparams(texts("ids", member_ids), texts("survivors", survivor_ids)),
+            {**scope, "kind": MERGED_INTO},
+        )
     if survivors:
         await connection.execute(
-            update(E)
-            .where(scoped(ref), E.c.id == bindparam("b_id"))
-            .values(
-                tags=bindparam("b_tags"),
-                content=bindparam("b_content"),
-                content_sha256=bindparam("b_sha"),
-                corroboration=bindparam("b_corroboration"),
-                version=E.c.version + 1,
-                updated_at=now,
+            text(
+                "UPDATE memory_entries AS e SET "
+                "tags = ARRAY(SELECT jsonb_array_elements_text(v.tags::jsonb)), "
+                "content = v.content, content_sha256 = encode(sha256(convert_to(v.content, "
+                "'UTF8')), 'hex'), corroboration = v.corroboration::integer, "
+                "version = e.version + 1, updated_at = :now "
+                "FROM unnest(:ids, :tags, :contents, :counts) "
+                "AS v(id, tags, content, corroboration) "
+                "WHERE e.tenant = :tenant AND e.memory_ref = :ref AND e.id = v.id"
+            ).bindparams(
+                texts("ids", [s[0] for s in survivors]),
+                texts("tags", [json.dumps(s[1]) for s in survivors]),
+                texts("contents", [s[2] for s in survivors]),
+                texts("counts", [str(s[3]) for s in survivors]),
             ),
-            survivors,
+            scope,
         )
     return _Applied(clusters, events, len(plan.clusters) - len(clusters))
 
@@ -329,25 +330,18 @@ async def _record_conflicts(
     """Insert the plan's conflicts not recorded before; returns the new ones."""
     if not plan.conflicts:
         return []
-    rows = [
-        {
-            "tenant": ref.tenant,
-            "memory_ref": str(ref),
-            "first_id": c.first,
-            "second_id": c.second,
-            "kinds": [str(k) for k in c.kinds],
-            "pass_id": pass_id,
-            "detected_at": now,
-        }
-        for c in plan.conflicts
-    ]
-    new: list[tuple[str, str, tuple[str, ...]]] = []
-    for start in range(0, len(rows), 5000):
-        inserted = await connection.execute(
-            pg_insert(C)
-            .values(rows[start : start + 5000])
-            .on_conflict_do_nothing()
-            .returning(C.c.first_id, C.c.second_id, C.c.kinds)
-        )
-        new += [(r.first_id, r.second_id, tuple(r.kinds)) for r in inserted]
-    return sorted(new)
+    inserted = await connection.execute(
+        text(
+            "INSERT INTO memory_conflicts (tenant, memory_ref, first_id, second_id, kinds, "
+            "pass_id, detected_at) SELECT :tenant, :ref, v.first, v.second, "
+            "string_to_array(v.kinds, ','), :pass_id, :now "
+            "FROM unnest(:firsts, :seconds, :kinds) AS v(first, second, kinds) "
+            "ON CONFLICT DO NOTHING RETURNING first_id, second_id, kinds"
+        ).bindparams(
+            texts("firsts", [c.first for c in plan.conflicts]),
+            texts("seconds", [c.second for c in plan.conflicts]),
+            texts("kinds", [",".join(c.kinds) for c in plan.conflicts]),
+        ),
+        {"tenant": ref.tenant, "ref": str(ref), "pass_id": pass_id, "now": now},
+    )
+    return sorted((r.first_id, r.second_id, tuple(r.kinds)) for r in inserted)

@@ -34,7 +34,7 @@ LSH_THRESHOLD = 0.6
 MAX_CANDIDATES_PER_ENTRY = 50
 # Blocks up to this size are compared pair by pair (cheaper than building an index).
 SMALL_BLOCK = 8
-MAX_FRAME = 16
+MAX_FRAME = 32
 SEED = 1
 # Bands and rows for the threshold, computed once (datasketch integrates for them on
 # every index it builds otherwise).
@@ -70,9 +70,12 @@ def candidate_pairs(
 ) -> list[tuple[int, int]]:
     """Duplicate candidates (i, j), i < j, among ``alive`` positions."""
     pairs: set[tuple[int, int]] = set()
-    groups: dict[str, list[int]] = {}
+    # Same normal form, same guarded facts and names: duplicates of the first, for sure
+    # ("$3,940" and "£3,940" share a normal form and are no such group).
+    groups: dict[tuple[object, ...], list[int]] = {}
     for i in sorted(alive):
-        groups.setdefault(facts[i].normal, []).append(i)
+        key = (facts[i].normal, block_key(facts[i]), facts[i].capitalised)
+        groups.setdefault(key, []).append(i)
     blocks: dict[BlockKey, list[int]] = {}
     for members in groups.values():
         first = members[0]

@@ -92,24 +92,34 @@ def _typo_close(x: str, y: str) -> bool:
     return DamerauLevenshtein.distance(x, y, score_cutoff=allowed) <= allowed
 
 
-def _covered(words: frozenset[str], other: frozenset[str], typos: bool) -> bool:
+def _covered(a: FactText, b: FactText, ignore: frozenset[str], typos: bool) -> bool:
+    """Every word of a (outside ``ignore``) is in b, or one typo off a word of b; but a
+    capitalised word one letter off another capitalised word is another name ("Sara" /
+    "Sarah"), not a typo."""
+    words, other = a.word_set - ignore, b.word_set - ignore
     missing = words - other
     if not missing:
         return True
     if not typos:
         return False
     unmatched = other - words
-    return all(any(_typo_close(word, candidate) for candidate in unmatched) for word in missing)
+    return all(
+        any(
+            _typo_close(word, candidate)
+            and not (word in a.capitalised and candidate in b.capitalised)
+            for candidate in unmatched
+        )
+        for word in missing
+    )
 
 
 def aligned(a: FactText, b: FactText, ignore: frozenset[str] = frozenset()) -> bool:
     """Every content word of each text (outside ``ignore``) is in the other, exactly or
     with one typo."""
-    words_a, words_b = a.word_set - ignore, b.word_set - ignore
-    if not words_a and not words_b:
+    if not (a.word_set - ignore) and not (b.word_set - ignore):
         return a.normal == b.normal
     typos = min(len(a.word_set), len(b.word_set)) >= TYPO_MIN_WORDS
-    return _covered(words_a, words_b, typos) and _covered(words_b, words_a, typos)
+    return _covered(a, b, ignore, typos) and _covered(b, a, ignore, typos)
 
 
 def _other_name(a: FactText, b: FactText) -> bool:

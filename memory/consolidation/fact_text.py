@@ -213,7 +213,9 @@ def read_fact_text(text: str) -> FactText:
     fact_words = (
         frozenset(capitalised)
         | {w for w in words if w in DATE_WORDS or w in NUMBER_WORDS or w in ORDINALS}
-        | {w for w in words if any(ch.isdigit() for ch in w)}
+        | {w for w in words if w in CURRENCY_CODES or any(ch.isdigit() for ch in w)}
+        # The parts of an identifier ("eu", "north" of eu-north-1) carry it too.
+        | {w.casefold() for identifier in identifiers for w in _WORD.findall(identifier)}
     )
     return FactText(
         normal=" ".join(w.casefold() for w in _WORD.findall(cleaned)),

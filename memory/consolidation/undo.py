@@ -14,7 +14,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, bindparam, delete, select, tuple_, update
+from sqlalchemy import ColumnElement, and_, any_, bindparam, delete, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
@@ -22,6 +22,7 @@ from memory.consolidation.apply import lock_ref
 from memory.event_log import PendingEvent, append_events
 from memory.lineage import MERGED_INTO
 from memory.rows import scoped
+from memory.sql_arrays import texts
 from schemas.consolidation import ConflictRecord, SupersededEntry, UndoReport
 from schemas.errors import ConsolidationRefused, PassNotFound
 from schemas.events import EventType, MemoryLifecycle
@@ -65,13 +66,17 @@ async def undo_pass(
     ).all()
     keyed = [(row.namespace, row.key) for row in marked if row.key is not None]
     if keyed:
+        namespaces, keys = (list(column) for column in zip(*keyed, strict=True))
         taken = (
             await connection.execute(
-                select(E.c.id).where(
-                    scoped(ref),
-                    E.c.invalidated_at.is_(None),
-                    tuple_(E.c.namespace, E.c.key).in_(keyed),
-                )
+                text(
+                    "SELECT 1 FROM memory_entries AS e "
+                    "JOIN unnest(:namespaces, :keys) AS v(namespace, key) "
+                    "ON e.namespace = v.namespace AND e.key = v.key "
+                    "WHERE e.tenant = :tenant AND e.memory_ref = :ref "
+                    "AND e.invalidated_at IS NULL LIMIT 1"
+                ).bindparams(texts("namespaces", namespaces), texts("keys", keys)),
+                {"tenant": ref.tenant, "ref": str(ref)},
             )
         ).first()
         if taken is not None:
@@ -95,7 +100,7 @@ async def undo_pass(
             delete(L).where(
                 L.c.memory_ref == str(ref),
                 L.c.artifact_kind == MERGED_INTO,
-                L.c.source_id.in_(restored),
+                L.c.source_id == any_(texts("restored", restored)),
             )
         )
     returned: Counter[str] = Counter()
