@@ -24,6 +24,7 @@ from memoryctl.main import (
     _run,
     _temporal,
     console,
+    errors,
 )
 
 if TYPE_CHECKING:
@@ -74,12 +75,11 @@ def run(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
             )
         except WorkflowAlreadyStartedError:
             raise _Refused(f"a consolidation of {ref} is already running") from None
-        with console.status(f"consolidating {ref} (workflow {handle.id})"):
-            try:
-                return await handle.result()
-            except WorkflowFailureError as error:
-                cause = error.cause
-                raise _Refused(f"the pass failed: {cause}") from None
+        errors.print(f"consolidating {ref}: workflow {handle.id} started, waiting for it")
+        try:
+            return await handle.result()
+        except WorkflowFailureError as error:
+            raise _Refused(f"the pass failed: {error.cause}") from None
 
     result = _run(action)
     if as_json:
