@@ -5,6 +5,7 @@ write racing a pass."""
 from __future__ import annotations
 
 import asyncio
+import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -389,3 +390,32 @@ async def test_a_session_reading_the_ref_may_not_consolidate_it(
     with pytest.raises(ConsolidationRefused):
         await run_pass(store, ref, requested_by_session="session:run-a/1")
     assert len(await live_ids(store, ref)) == 2
+
+
+async def test_a_pass_larger_than_the_drivers_parameter_limit(
+    store: PostgresMemoryStore,
+) -> None:
+    """5,000 conflict pairs and 2,000 merges in one pass: every write binds its ids as
+    one array (a statement with a parameter per row stops at 32,767 parameters)."""
+    ref = unique_ref()
+    rng = random.Random(5)
+    letters = "bcdfghjklmnpqrstvwxz"
+    names = sorted({"".join(rng.choices(letters, k=7)).capitalize() for _ in range(9000)})
+    entries = []
+    for name in names[:5000]:
+        entries += [
+            fact(f"Account {name} pays 14 dollars"),
+            fact(f"Account {name} pays 21 dollars"),
+        ]
+    for name in names[5000:7000]:
+        entries += [
+            fact(f"{name} ships from the north dock"),
+            fact(f"{name} ships from the north dock."),
+        ]
+    for start in range(0, len(entries), 1000):
+        await store.put_many(ref, entries[start : start + 1000])
+    result = await run_pass(store, ref)
+    assert result.conflict_count == 5000
+    assert result.merged_count == 2000
+    assert result.output_count == len(entries) - 2000
+    assert result.merged_ids is None  # over MAX_EVENT_MERGED_IDS: omitted

@@ -110,12 +110,16 @@ def _lsh_pairs(
         yield from ((i, j) for j in found)
 
 
-def conflict_pairs(facts: Sequence[FactText], alive: Sequence[int]) -> list[tuple[int, int]]:
+def conflict_pairs(
+    facts: Sequence[FactText], alive: Sequence[int], recency: Sequence[tuple[object, ...]]
+) -> list[tuple[int, int]]:
     """Look-alikes to verify as conflicts: the same sentence frame (the words without the
     guarded facts) about the same names, with other values ("the trial lasts 14 days" /
-    "... 21 days"). The same statement about other names ("Alice approves refunds" /
+    "... 21 days"). Each is paired with the newest of its group (``recency``: larger is
+    newer), the value most likely current, so a dispute of k entries is k - 1 records,
+    not every pair. The same statement about other names ("Alice approves refunds" /
     "Carol approves refunds") is never merged either, but it is another fact, not a
-    dispute. A group larger than MAX_FRAME is a template: skipped."""
+    dispute. A group larger than MAX_FRAME is a template ("Order N shipped"): skipped."""
     groups: dict[tuple[object, ...], list[int]] = {}
     for i in sorted(alive):
         frame = _frame(facts[i])
@@ -124,10 +128,11 @@ def conflict_pairs(facts: Sequence[FactText], alive: Sequence[int]) -> list[tupl
     pairs: list[tuple[int, int]] = []
     for members in groups.values():
         if 1 < len(members) <= MAX_FRAME:
+            newest = max(members, key=lambda i: (recency[i], i))
             pairs += [
-                (i, j)
-                for i, j in combinations(members, 2)
-                if block_key(facts[i]) != block_key(facts[j])
+                (min(i, newest), max(i, newest))
+                for i in members
+                if block_key(facts[i]) != block_key(facts[newest])
             ]
     return sorted(pairs)
 

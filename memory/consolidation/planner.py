@@ -188,7 +188,8 @@ def plan_pass(entries: Sequence[PlanEntry], progress: Progress = lambda details:
             break
     plan.clusters = _clusters(entries, clusters, superseded_by)
     # Look-alikes among what is left; a slot's holders were resolved by supersession.
-    for i, j in conflict_pairs(facts, alive):
+    recency = [(e.updated_at, e.version) for e in entries]
+    for i, j in conflict_pairs(facts, alive, recency):
         same_slot = entries[i].slot is not None and entries[i].slot == entries[j].slot
         verdict = compare(facts[i], facts[j])
         if verdict.conflict and not same_slot:
