@@ -37,6 +37,7 @@ bench:
 	$(PY) -m benchmarks.adapter_bench
 	$(PY) -m benchmarks.distillation_bench
 	$(PY) -m benchmarks.forget_bench
+	$(PY) -m benchmarks.consolidation_bench
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache
