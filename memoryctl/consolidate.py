@@ -10,7 +10,8 @@ Output is ids, counts and kinds, never entry content (read that with the store's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.table import Table
@@ -27,12 +28,12 @@ from memoryctl.main import (
     errors,
 )
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
+    from memory.store import PostgresMemoryStore
     from schemas.consolidation import (
-        ConflictRecord,
         ConsolidationResult,
-        SupersededEntry,
-        UndoReport,
     )
 
 
@@ -47,6 +48,21 @@ consolidate_app = typer.Typer(
 )
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 PassOption = Annotated[str, typer.Option("--pass", help="A pass id (cp-...).")]
+
+
+def _with_store(use: Callable[[PostgresMemoryStore], Awaitable[T]]) -> T:
+    """Run one store call against DATABASE_URL, failures as one line (memoryctl.main)."""
+
+    async def action() -> T:
+        from memory.store import PostgresMemoryStore
+
+        engine = _engine()
+        try:
+            return await use(PostgresMemoryStore(engine))
+        finally:
+            await engine.dispose()
+
+    return _run(action)
 
 
 @consolidate_app.command("run")
@@ -109,16 +125,7 @@ def audit(
     """Rows passes marked (merged or superseded): invisible to list/get, kept for undo."""
     ref = _checked_ref(memory_ref)
 
-    async def action() -> list[SupersededEntry]:
-        from memory.store import PostgresMemoryStore
-
-        engine = _engine()
-        try:
-            return await PostgresMemoryStore(engine).superseded(ref, pass_id=pass_id)
-        finally:
-            await engine.dispose()
-
-    rows = _run(action)
+    rows = _with_store(lambda store: store.superseded(ref, pass_id=pass_id))
     if as_json:
         _print_json([row.to_wire() for row in rows])
         return
@@ -141,16 +148,7 @@ def conflicts(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     differs (one is probably stale: edit or forget it)."""
     ref = _checked_ref(memory_ref)
 
-    async def action() -> list[ConflictRecord]:
-        from memory.store import PostgresMemoryStore
-
-        engine = _engine()
-        try:
-            return await PostgresMemoryStore(engine).conflicts(ref)
-        finally:
-            await engine.dispose()
-
-    rows = _run(action)
+    rows = _with_store(lambda store: store.conflicts(ref))
     if as_json:
         _print_json([row.to_wire() for row in rows])
         return
@@ -170,16 +168,7 @@ def undo(memory_ref: MemoryRefOption, pass_id: PassOption, as_json: JsonOption =
     """Bring back every row a pass marked and take their corroboration off survivors."""
     ref = _checked_ref(memory_ref)
 
-    async def action() -> UndoReport:
-        from memory.store import PostgresMemoryStore
-
-        engine = _engine()
-        try:
-            return await PostgresMemoryStore(engine).undo_consolidation(ref, pass_id)
-        finally:
-            await engine.dispose()
-
-    report = _run(action)
+    report = _with_store(lambda store: store.undo_consolidation(ref, pass_id))
     if as_json:
         _print_json(report.to_wire())
         return

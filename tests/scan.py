@@ -1,9 +1,12 @@
-"""Scan every column of the schema that can hold text for a string."""
+"""Scan every column of the schema that can hold text for a string; count every table's
+rows (what replay must leave unchanged)."""
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
+
+from memory import tables
 
 SCANNED_TYPES = ("text", "jsonb", "json", "ARRAY", "bytea", "character varying")
 
@@ -34,3 +37,13 @@ async def tables_holding(engine: AsyncEngine, needle: str) -> list[str]:
             if hits:
                 found.append(f"{table}.{column}")
     return found
+
+
+async def row_counts(engine: AsyncEngine) -> dict[str, int]:
+    counts = {}
+    async with engine.connect() as connection:
+        for table in tables.metadata.sorted_tables:
+            counts[table.name] = (
+                await connection.execute(select(func.count()).select_from(table))
+            ).scalar_one()
+    return counts

@@ -32,6 +32,7 @@ from schemas.memory_entry import Tier
 from schemas.workflow_io import AgentRunInput
 from tests.factories import note, unique_ref
 from tests.mid_run_workflows import SessionThatConsolidates
+from tests.scan import row_counts
 from tests.workflow_runs import application_error, run_dream
 from workflows.agent_run import AgentRunWorkflow
 from workflows.consolidation import ConsolidationWorkflow
@@ -135,16 +136,6 @@ async def test_a_crash_after_the_commit_does_not_apply_the_pass_twice(
     assert len(await store.superseded(ref)) == 1
 
 
-async def _row_counts(engine: AsyncEngine) -> dict[str, int]:
-    counts = {}
-    async with engine.connect() as connection:
-        for table in tables.metadata.sorted_tables:
-            counts[table.name] = (
-                await connection.execute(select(func.count()).select_from(table))
-            ).scalar_one()
-    return counts
-
-
 async def test_replay_around_a_pass_reads_the_log_and_writes_nothing(
     temporal_env: WorkflowEnvironment,
     worker_task_queue: str,
@@ -175,14 +166,14 @@ async def test_replay_around_a_pass_reads_the_log_and_writes_nothing(
     await store.put_many(ref, facts("THE TRIAL LASTS 14 DAYS"))
     await _consolidate(temporal_env, worker_task_queue, ref)
 
-    before = await _row_counts(engine)
+    before = await row_counts(engine)
     events_before = await store.events(ref)
     replayer = Replayer(workflows=ALL_WORKFLOWS, data_converter=data_converter)
     for history in histories:
         reloaded = WorkflowHistory.from_json(history.workflow_id, history.to_json())
         replayed = await replayer.replay_workflow(reloaded, raise_on_replay_failure=False)
         assert replayed.replay_failure is None
-    assert await _row_counts(engine) == before
+    assert await row_counts(engine) == before
     assert await store.events(ref) == events_before
 
 

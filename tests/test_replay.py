@@ -8,19 +8,18 @@ import uuid
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
-from memory import tables
 from memory.store import PostgresMemoryStore
 from runtime.converter import data_converter
 from runtime.history_audit import searchable_text
 from schemas.memory_entry import ForgetRequest
 from schemas.workflow_io import AgentRunInput, DistillationInput
 from tests.factories import note, unique_ref
+from tests.scan import row_counts
 from workflows.agent_run import AgentRunWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.registry import ALL_WORKFLOWS
@@ -54,16 +53,6 @@ def _completion(history: WorkflowHistory) -> str:
     last = json.loads(history.to_json())["events"][-1]
     assert last["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED"
     return searchable_text(json.dumps(last["workflowExecutionCompletedEventAttributes"]))
-
-
-async def _row_counts(engine: AsyncEngine) -> dict[str, int]:
-    counts = {}
-    async with engine.connect() as connection:
-        for table in tables.metadata.sorted_tables:
-            counts[table.name] = (
-                await connection.execute(select(func.count()).select_from(table))
-            ).scalar_one()
-    return counts
 
 
 async def test_replay_outside_the_envelope(
@@ -104,7 +93,7 @@ async def test_replay_outside_the_envelope(
     )
     assert again.source_count == 5
 
-    before = await _row_counts(engine)
+    before = await row_counts(engine)
     events_before = await store.events(ref)
     for history in recorded:
         # Re-encode through JSON as a checked-in file would be.
@@ -112,5 +101,5 @@ async def test_replay_outside_the_envelope(
         result = await _replayer().replay_workflow(reloaded, raise_on_replay_failure=False)
         assert result.replay_failure is None
         assert _completion(reloaded) == _completion(history)
-    assert await _row_counts(engine) == before
+    assert await row_counts(engine) == before
     assert await store.events(ref) == events_before

@@ -232,7 +232,7 @@ async def _apply(
         for reason, group in (("merged", cluster.merged), ("superseded", cluster.superseded)):
             for member in group:
                 members.append((member, cluster.survivor, reason))
-                events.append(_lifecycle(ref, member, planned[member], reason))
+                events.append(long_term_update(ref, member, planned[member], reason))
         survivor = current[cluster.survivor]
         tags = list(survivor.tags)
         for member in cluster.merged:
@@ -289,7 +289,8 @@ async def _apply(
     return _Applied(clusters, events, len(plan.clusters) - len(clusters))
 
 
-def _lifecycle(ref: MemoryRef, memory_id: str, version: int, reason: str) -> PendingEvent:
+def long_term_update(ref: MemoryRef, memory_id: str, version: int, reason: str) -> PendingEvent:
+    """memory.updated of a long-term entry a pass (or its undo) marked or unmarked."""
     return PendingEvent(
         EventType.MEMORY_UPDATED,
         MemoryLifecycle(

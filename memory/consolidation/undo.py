@@ -18,15 +18,13 @@ from sqlalchemy import ColumnElement, and_, any_, bindparam, delete, select, tex
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.consolidation.apply import lock_ref
-from memory.event_log import PendingEvent, append_events
+from memory.consolidation.apply import lock_ref, long_term_update
+from memory.event_log import append_events
 from memory.lineage import MERGED_INTO
 from memory.rows import scoped
 from memory.sql_arrays import texts
 from schemas.consolidation import ConflictRecord, SupersededEntry, UndoReport
 from schemas.errors import ConsolidationRefused, PassNotFound
-from schemas.events import EventType, MemoryLifecycle
-from schemas.memory_entry import Tier
 from schemas.memory_ref import MemoryRef
 
 E = tables.entries
@@ -118,7 +116,7 @@ async def undo_pass(
             ),
             [{"b_id": i, "b_returned": n} for i, n in sorted(returned.items())],
         )
-    pending = [_restored(ref, row.id, row.version) for row in marked]
+    pending = [long_term_update(ref, row.id, row.version, "consolidation-undone") for row in marked]
     if pending:
         await append_events(connection, ref, pending, now)
     await connection.execute(
@@ -131,19 +129,6 @@ async def undo_pass(
         pass_id=pass_id,
         restored=len(restored),
         survivors_changed=len(returned),
-    )
-
-
-def _restored(ref: MemoryRef, memory_id: str, version: int) -> PendingEvent:
-    return PendingEvent(
-        EventType.MEMORY_UPDATED,
-        MemoryLifecycle(
-            memory_ref=str(ref),
-            memory_id=memory_id,
-            tier=Tier.SEMANTIC,
-            version=version,
-            reason="consolidation-undone",
-        ),
     )
 
 
