@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 from rich.table import Table
 
-from memoryctl.main import (
+from memoryctl.cli import (
     EXIT_FAILED,
     MemoryRefOption,
     _checked_ref,

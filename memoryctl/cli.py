@@ -1,0 +1,240 @@
+"""What every memoryctl command shares: exit statuses, the one-line failure path
+(``_run``), the bounded Temporal and database connections, and argument checks.
+
+Sub-command modules (memoryctl/main.py, memoryctl/consolidate.py) import from here,
+so none of them imports another."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from schemas.errors import InvalidInput, MemoryError_
+
+if TYPE_CHECKING:
+    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.ext.asyncio import AsyncEngine
+    from temporalio.client import Client
+    from temporalio.service import RPCError
+
+
+T = TypeVar("T")
+EXIT_FAILED = 1  # refused (no such schedule, id taken) or infrastructure unreachable
+EXIT_BAD_INPUT = 2
+# A server that accepts TCP but never answers would otherwise hang the command: asyncpg
+# waits 60 s and the Temporal client indefinitely. A few seconds tells the user sooner.
+TEMPORAL_CONNECT_TIMEOUT_S = 5.0
+DATABASE_CONNECT_TIMEOUT_S = 5.0
+UNDEFINED_TABLE = "42P01"  # PostgreSQL's SQLSTATE for a database never migrated
+
+console = Console()
+errors = Console(stderr=True)
+
+MemoryRefOption = Annotated[
+    str, typer.Option("--memory-ref", help="mem://<tenant>/<agent>[/<scope>]")
+]
+
+
+class Unreachable(Exception):
+    """A service the command needs did not answer; the message is the one line to print."""
+
+    exit_status = EXIT_FAILED
+
+
+def _error(message: str) -> None:
+    # markup=False: messages quote grammar like mem://<tenant>/<agent>[/<scope>].
+    # soft_wrap=True: one message is one line, however narrow the terminal.
+    errors.print(f"error: {message}", markup=False, style="red", soft_wrap=True)
+
+
+def _run(action: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine; every expected failure becomes one line on stderr and an exit
+    status (see the module docstring). Anything else is a bug and keeps its traceback."""
+    try:
+        return asyncio.run(action())  # type: ignore[arg-type]
+    except ValidationError as error:
+        for problem in error.errors():
+            field = ".".join(str(part) for part in problem["loc"]) or "input"
+            _error(f"{field}: {problem['msg']}")
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    except Exception as error:
+        failure = _failure(error)
+        if failure is None:
+            raise
+        status, message = failure
+        _error(message)
+        raise typer.Exit(status) from None
+
+
+def _failure(error: Exception) -> tuple[int, str] | None:
+    """(exit status, one line) for an error the user can act on, else None."""
+    # Imported here: a command that succeeds never pays for the other half's imports.
+    from sqlalchemy.exc import DBAPIError
+    from temporalio.service import RPCError
+
+    if isinstance(error, InvalidInput):
+        return EXIT_BAD_INPUT, str(error)
+    if isinstance(error, MemoryError_):  # refused by the store: not found, conflict, ...
+        return EXIT_FAILED, f"{error.code}: {error}"
+    exit_status = getattr(error, "exit_status", None)  # Unreachable, schedules.ScheduleError
+    if isinstance(exit_status, int):
+        return exit_status, str(error)
+    if isinstance(error, RPCError):
+        return EXIT_FAILED, _temporal_refusal(error)
+    if isinstance(error, OSError | DBAPIError):
+        # Temporal connect errors arrive as Unreachable (see _temporal), so what is left
+        # here comes from asyncpg: refused, unknown host, timed out, or a server answer.
+        return EXIT_FAILED, _database_failure(error)
+    return None
+
+
+# ---------------------------------------------------------------------- Temporal
+
+
+def _temporal_address() -> str:
+    from runtime.settings import Settings
+
+    return Settings().temporal_address
+
+
+def _cannot_reach_temporal(reason: str) -> str:
+    return (
+        f"cannot reach Temporal at {_temporal_address()}: {reason} "
+        "(is the server running? set TEMPORAL_ADDRESS)"
+    )
+
+
+async def _temporal() -> Client:
+    """The client every schedule command uses, failing as Unreachable within seconds."""
+    from runtime.client import connect
+
+    try:
+        return await asyncio.wait_for(connect(), TEMPORAL_CONNECT_TIMEOUT_S)
+    except TimeoutError:
+        reason = f"no answer within {TEMPORAL_CONNECT_TIMEOUT_S:g} s"
+        raise Unreachable(_cannot_reach_temporal(reason)) from None
+    except RuntimeError as error:
+        # How Client.connect reports every failure to connect: "Failed client connect: ..."
+        raise Unreachable(_cannot_reach_temporal(_connect_reason(str(error)))) from None
+
+
+def _connect_reason(message: str) -> str:
+    # The Rust core's message is a long debug dump; name the cause in a few words.
+    if "ConnectionRefused" in message:
+        return "connection refused"
+    if "dns error" in message:
+        return "unknown host"
+    return "no Temporal frontend answered"
+
+
+def _temporal_refusal(error: RPCError) -> str:
+    from temporalio.service import RPCStatusCode
+
+    if error.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
+        return _cannot_reach_temporal("the server went away")
+    return f"Temporal at {_temporal_address()}: {error.status.name}: {error.message}"
+
+
+# ---------------------------------------------------------------------- database
+
+
+def _database_url() -> str | None:
+    return os.environ.get("DATABASE_URL") or None
+
+
+def _database_target() -> str:
+    """host:port/database of DATABASE_URL (user and password left out)."""
+    from sqlalchemy.engine import make_url
+
+    url = _database_url()
+    if not url:
+        return "the embedded PostgreSQL"
+    parsed = make_url(url)
+    host = parsed.host or str(parsed.query.get("host", "localhost"))
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{host}{port}/{parsed.database or ''}"
+
+
+def _check_database_url() -> None:
+    from sqlalchemy.engine import make_url
+
+    url = _database_url()
+    if url is None:
+        return
+    rule = "must be a URL of the form postgresql://user:password@host:port/database"
+    try:
+        parsed = make_url(url)
+    except Exception:  # ArgumentError, or ValueError for a non-numeric port
+        # Never echo the URL: it may carry the password.
+        raise InvalidInput("DATABASE_URL", rule) from None
+    if parsed.get_backend_name() not in ("postgresql", "postgres"):
+        raise InvalidInput("DATABASE_URL", rule)
+
+
+def _engine() -> AsyncEngine:
+    """The engine every database command uses: DATABASE_URL checked, connects bounded."""
+    from sqlalchemy import event
+
+    from memory.database import create_engine
+
+    _check_database_url()
+    engine = create_engine()
+    event.listen(engine.sync_engine, "do_connect", _bounded_connect)
+    return engine
+
+
+def _bounded_connect(dialect: Any, record: Any, cargs: Any, cparams: dict[str, Any]) -> None:
+    # asyncpg's connect timeout. The engine's own (if any) suits a worker riding out an
+    # outage; a person at a prompt should hear within DATABASE_CONNECT_TIMEOUT_S.
+    engine_timeout = float(cparams.get("timeout") or DATABASE_CONNECT_TIMEOUT_S)
+    cparams["timeout"] = min(engine_timeout, DATABASE_CONNECT_TIMEOUT_S)
+
+
+def _database_failure(error: OSError | DBAPIError) -> str:
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+    target = _database_target()
+    if isinstance(error, OSError):  # refused, unknown host, unix socket missing, timed out
+        reason = str(error) or f"no answer within {DATABASE_CONNECT_TIMEOUT_S:g} s"
+        return (
+            f"cannot reach the database at {target} ({reason}; is PostgreSQL running? "
+            "set DATABASE_URL)"
+        )
+    reason = _server_message(error)
+    if isinstance(error, OperationalError | InterfaceError):
+        return f"lost the connection to the database at {target} ({reason})"
+    if isinstance(error, DBAPIError) and error.statement is None:
+        # Raised while connecting: unknown database or role, bad password.
+        return f"the database at {target} refused the connection ({reason}; check DATABASE_URL)"
+    if getattr(error.orig, "sqlstate", None) == UNDEFINED_TABLE:
+        return f"the database at {target} has no memory schema ({reason}; run memoryctl db upgrade)"
+    return f"the database at {target} failed: {reason}"
+
+
+def _server_message(error: DBAPIError) -> str:
+    # SQLAlchemy's text adds the SQL and a help link; the driver's first line is the news.
+    cause: BaseException = error if error.orig is None else (error.orig.__cause__ or error.orig)
+    lines = str(cause).strip().splitlines()
+    return lines[0] if lines else type(cause).__name__
+
+
+def _checked_ref(memory_ref: str) -> str:
+    from schemas.memory_ref import parse_memory_ref
+
+    try:
+        return str(parse_memory_ref(memory_ref))
+    except InvalidInput as error:
+        _error(str(error))
+        raise typer.Exit(2) from None
+
+
+def _print_json(value: object) -> None:
+    # Plain stdout, not rich: a narrow terminal must not wrap a document a script parses.
+    typer.echo(json.dumps(value, indent=2))
