@@ -135,10 +135,18 @@ async def show_results(
 ) -> None:
     table = Table(title="Dreams")
     table.add_column("memoryRef", no_wrap=True)
-    for column in ("status", "sources", "deferred", "tokens used/budget", "archive"):
+    for column in (
+        "status",
+        "sources",
+        "deferred",
+        "tokens used/budget",
+        "archive",
+        "long-term in -> out",
+    ):
         table.add_column(column, no_wrap=True)
     for ref, result in results.items():
         d = result.distillation
+        c = result.consolidation
         table.add_row(
             ref,
             d.status if d else result.status,
@@ -146,6 +154,7 @@ async def show_results(
             str(d.deferred_count if d else 0),
             f"{d.tokens_used if d else 0} / {d.token_budget if d else '-'}",
             (d.archive_checksum or "-")[:16] if d else "-",
+            f"{c.input_count} -> {c.output_count}" if c else "-",
         )
     console.print(table)
     for ref, result in results.items():
@@ -154,6 +163,16 @@ async def show_results(
         if compacted:
             console.print("[bold]memory.compacted[/bold]")
             console.print_json(json.dumps(compacted[-1].payload))
+        consolidation = result.consolidation
+        if consolidation is not None:
+            console.print(
+                f"consolidation pass {consolidation.pass_id}: "
+                f"{consolidation.input_count} -> {consolidation.output_count} long-term entries, "
+                f"{consolidation.merged_count} merged, {consolidation.superseded_count} "
+                f"superseded, {consolidation.conflict_count} new conflicts "
+                "(memoryctl consolidate audit | conflicts | undo)",
+                soft_wrap=True,
+            )
         distillation = result.distillation
         if distillation and distillation.archive_checksum:
             console.print(

@@ -1,6 +1,7 @@
-"""A realistic demo memory: two tenants' agents, duplicated notes, pinned facts and
-registered BYOK secrets (some of them sitting in legacy entries written before the
-secret was registered, which is what SR-1 carry-forward in the dream must catch)."""
+"""A realistic demo memory: two tenants' agents, duplicated notes, long-term facts
+restated, contradicted and re-keyed, pinned facts and registered BYOK secrets (some of
+them sitting in legacy entries written before the secret was registered, which is what
+SR-1 carry-forward in the dream must catch)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,28 @@ _TEMPLATES = {
         ("Remind me Monday to send {p} the {c} case study.", ["commitment"]),
     ],
 }
+# Long-term facts the agents learn again every day, restated in other words, with one
+# look-alike that disagrees and one keyed value re-keyed with a new value: what the
+# dream's consolidation pass merges, records as a conflict and supersedes.
+_FACTS = {
+    "support": [
+        "Northwind prefers invoices in EUR.",
+        "Note: Northwind prefers invoices in EUR",
+        "NORTHWIND PREFERS INVOICES IN EUR",
+        "The Contoso trial lasts 14 days.",
+        "The Contoso trial lasts 21 days.",
+    ],
+    "sales": [
+        "Initech signs contracts only after a security review.",
+        "FYI, Initech signs contracts only after a security review",
+        "Hooli's budget owner is Priya.",
+        "The Vandelay discount is 10 percent.",
+        "The Vandelay discount is 15 percent.",
+    ],
+}
+_PLAN_TIERS = ("Team", "Business", "Enterprise")
+# The same slot spelled the ways clients write keys; one spelling per day.
+_PLAN_KEYS = ("plan_tier", "planTier", "plan-tier", "PlanTier")
 _LEGACY_SECRET_NOTE = (
     "Temporary API credential for the {c} sandbox: {secret} (rotate after the demo)."
 )
@@ -89,6 +112,25 @@ def _notes(tenant: DemoTenant, rng: random.Random) -> list[NewMemoryEntry]:
     return entries[: tenant.entries_per_run]
 
 
+def _facts(tenant: DemoTenant, run_number: int) -> list[NewMemoryEntry]:
+    facts = [
+        NewMemoryEntry(content=text, tags=("fact",), tier=Tier.SEMANTIC)
+        for text in _FACTS[tenant.persona]
+    ]
+    tier = _PLAN_TIERS[run_number % len(_PLAN_TIERS)]
+    key = _PLAN_KEYS[run_number % len(_PLAN_KEYS)]
+    facts.append(
+        NewMemoryEntry(
+            content=f"Plan tier: {tier}",
+            tags=("fact", "billing"),
+            tier=Tier.SEMANTIC,
+            namespace="account",
+            key=key,
+        )
+    )
+    return facts
+
+
 async def seed_demo_memory(
     store: PostgresMemoryStore, vault: dict[str, dict[str, str]], run_number: int
 ) -> dict[str, int]:
@@ -100,7 +142,7 @@ async def seed_demo_memory(
         registry = MemorySecretRegistry(f"seed-{run_number}")
         for secret_id, value in vault.get(tenant_name, {}).items():
             registry.register(secret_id, value)
-        entries = _notes(tenant, rng)
+        entries = _notes(tenant, rng) + _facts(tenant, run_number)
         stored = await store.put_many(tenant.memory_ref, entries, secrets=registry)
         # A legacy note written before its secret was registered: stored as plaintext,
         # so only the dream's SR-1 carry-forward keeps it out of the archive.

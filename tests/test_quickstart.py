@@ -4,6 +4,7 @@ second run finds yesterday's memory and writes the next index version."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -61,6 +62,9 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     assert '"trigger": "host-managed"' in first
     assert "archive checksum: " in first
     assert "MEMORY-INDEX.json v1" in first
+    # The dream's consolidation: the restated fact merged, the look-alike recorded.
+    assert re.search(r"consolidation pass cp-\w+: \d+ -> \d+ long-term entries, 2 merged", first)
+    assert "1 new conflicts" in first
     assert "registered secrets in the distilled entry: none" in first
     link = f"Temporal UI: http://localhost:{ui_port}/namespaces/default/workflows/dream%3Aacme%3Asupport-agent-"
     assert link in first
@@ -70,3 +74,6 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     second = _run_quickstart(tmp_path, port, ui_port)
     assert "MEMORY-INDEX.json v2" in second
     assert "2 archives" in second
+    # The next day: the facts learned again merge into yesterday's survivors, and the
+    # re-keyed plan tier supersedes yesterday's value.
+    assert "1 superseded" in second
