@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any
 
 import rfc8785
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import any_, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
@@ -43,6 +43,7 @@ from memory.event_log import PendingEvent, append_events, removal_event
 from memory.lineage import DISTILLED, derived_from, earliest_expiry
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import scoped
+from memory.sql_arrays import texts
 from memory.tokens import count_tokens
 from schemas.erasure import MAX_LISTED_IDS, ErasureReport
 from schemas.events import EventType, MemoryLifecycle
@@ -98,7 +99,7 @@ async def erase_in_ref(connection: AsyncConnection, state: ErasurePass) -> None:
             await connection.execute(
                 select(A)
                 .where(A.c.tenant == state.ref.tenant, A.c.memory_ref == str(state.ref))
-                .where(A.c.output_id.in_(outputs))
+                .where(A.c.output_id == any_(texts("outputs", outputs)))
             )
         ).all()
     }
@@ -107,7 +108,7 @@ async def erase_in_ref(connection: AsyncConnection, state: ErasurePass) -> None:
         for row in (
             await connection.execute(
                 select(E.c.id, E.c.content, E.c.created_at).where(
-                    scoped(state.ref), E.c.id.in_(outputs)
+                    scoped(state.ref), E.c.id == any_(texts("outputs", outputs))
                 )
             )
         ).all()
@@ -184,7 +185,7 @@ async def _current(
     rows = (
         await connection.execute(
             select(E.c.id, E.c.content, E.c.tags, E.c.expires_at).where(
-                scoped(state.ref), E.c.id.in_(list(ids))
+                scoped(state.ref), E.c.id == any_(texts("ids", list(ids)))
             )
         )
     ).all()
@@ -331,7 +332,7 @@ async def _drop_snapshots(connection: AsyncConnection, state: ErasurePass) -> No
     touched = sorted(state.erased | set(state.rewritten))
     holding = (
         select(SI.c.snapshot_id)
-        .where(SI.c.memory_ref == str(state.ref), SI.c.entry_id.in_(touched))
+        .where(SI.c.memory_ref == str(state.ref), SI.c.entry_id == any_(texts("touched", touched)))
         .distinct()
     )
     result = await connection.execute(
@@ -344,7 +345,7 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
     removed = (
         await connection.execute(
             delete(E)
-            .where(scoped(state.ref), E.c.id.in_(sorted(state.erased)))
+            .where(scoped(state.ref), E.c.id == any_(texts("erased", sorted(state.erased))))
             .returning(E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
         )
     ).all()
@@ -352,7 +353,8 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
     await connection.execute(
         delete(L).where(
             L.c.memory_ref == str(state.ref),
-            L.c.source_id.in_(gone) | L.c.artifact_id.in_(gone),
+            (L.c.source_id == any_(texts("gone_sources", gone)))
+            | (L.c.artifact_id == any_(texts("gone_artifacts", gone))),
         )
     )
     event_type = EventType.MEMORY_EXPIRED if state.reason == "ttl" else EventType.MEMORY_DELETED

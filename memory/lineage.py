@@ -94,7 +94,7 @@ async def derived_from(
             await connection.execute(
                 select(L.c.source_id, L.c.artifact_kind, L.c.artifact_id)
                 .where(L.c.tenant == ref.tenant, L.c.memory_ref == str(ref))
-                .where(L.c.source_id.in_(sorted(frontier)))
+                .where(L.c.source_id == any_(texts("sources", sorted(frontier))))
                 .order_by(L.c.source_id, L.c.artifact_kind, L.c.artifact_id)
             )
         ).all()
@@ -107,7 +107,7 @@ async def derived_from(
         await connection.execute(
             select(A.c.output_id, A.c.checksum)
             .where(A.c.tenant == ref.tenant, A.c.memory_ref == str(ref))
-            .where(A.c.output_id.in_(outputs))
+            .where(A.c.output_id == any_(texts("outputs", outputs)))
         )
     ).all()
     checksums: dict[str, list[str]] = {}
@@ -121,7 +121,7 @@ async def derived_from(
     snapshots = (
         await connection.execute(
             select(SI.c.entry_id, SI.c.snapshot_id)
-            .where(SI.c.memory_ref == str(ref), SI.c.entry_id.in_(sorted(seen)))
+            .where(SI.c.memory_ref == str(ref), SI.c.entry_id == any_(texts("seen", sorted(seen))))
             .distinct()
             .order_by(SI.c.entry_id, SI.c.snapshot_id)
         )

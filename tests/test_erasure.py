@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory import tables
 from memory.store import PostgresMemoryStore
-from schemas.memory_entry import ForgetRequest
+from schemas.memory_entry import ForgetRequest, NewMemoryEntry, Tier
 from schemas.workflow_io import DistillMemoryRequest
 from tests.factories import note, unique_ref
 from tests.scan import tables_holding
@@ -270,3 +270,22 @@ async def test_a_line_redacted_by_the_dream_is_still_found_after_the_archive_wen
     assert await tables_holding(engine, words) == []
     entry = await aged.get(ref, output or "")
     assert entry is not None and entry.content == "- Prefers mornings.\n"
+
+
+async def test_forget_by_tag_reaches_more_entries_than_a_statement_has_parameters(
+    store: PostgresMemoryStore,
+) -> None:
+    """33,000 entries behind one tag: every id list binds as one array parameter (one
+    parameter per id stops at the driver's 32,767)."""
+    ref = unique_ref()
+    for start in range(0, 33_000, 1000):
+        await store.put_many(
+            ref,
+            [
+                NewMemoryEntry(content=f"bulk import row {n}", tags=("bulk",), tier=Tier.SEMANTIC)
+                for n in range(start, start + 1000)
+            ],
+        )
+    report = await store.erase(ref, ForgetRequest(tag="bulk"))
+    assert report.entries == 33_000
+    assert await store.count(ref) == 0
