@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, bindparam, or_
+from sqlalchemy import ColumnElement, FromClause, and_, bindparam, or_
 
 from memory import tables
 from schemas.memory_entry import Attribution, HostMemoryEntry, Priority, Tier
@@ -19,10 +19,13 @@ def scoped(ref: MemoryRef) -> ColumnElement[bool]:
     return and_(E.c.tenant == ref.tenant, E.c.memory_ref == str(ref))
 
 
-def live(now: datetime) -> ColumnElement[bool]:
+def live(now: datetime, entries: FromClause = E) -> ColumnElement[bool]:
     """An entry surfaces only while unexpired (strictly before expiresAt, ms floor) and
-    not superseded by consolidation."""
-    return and_(or_(E.c.expires_at.is_(None), E.c.expires_at > now), E.c.invalidated_at.is_(None))
+    not superseded by consolidation. ``entries``: an alias of the table, for joins."""
+    return and_(
+        or_(entries.c.expires_at.is_(None), entries.c.expires_at > now),
+        entries.c.invalidated_at.is_(None),
+    )
 
 
 def to_host_entry(row: Any) -> HostMemoryEntry:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from temporalio.client import Client
     from temporalio.service import RPCError
 
+    from memory.store import PostgresMemoryStore
+
 
 T = TypeVar("T")
 EXIT_FAILED = 1  # refused (no such schedule, id taken) or infrastructure unreachable
@@ -238,3 +240,19 @@ def _checked_ref(memory_ref: str) -> str:
 def _print_json(value: object) -> None:
     # Plain stdout, not rich: a narrow terminal must not wrap a document a script parses.
     typer.echo(json.dumps(value, indent=2))
+
+
+def with_store(use: Callable[[PostgresMemoryStore], Awaitable[T]]) -> T:
+    """Run one store call against DATABASE_URL: connect, call, dispose; failures as one
+    line (see _run)."""
+
+    async def action() -> T:
+        from memory.store import PostgresMemoryStore
+
+        engine = _engine()
+        try:
+            return await use(PostgresMemoryStore(engine))
+        finally:
+            await engine.dispose()
+
+    return _run(action)

@@ -10,8 +10,7 @@ Output is ids, counts and kinds, never entry content (read that with the store's
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -20,18 +19,15 @@ from memoryctl.cli import (
     EXIT_FAILED,
     MemoryRefOption,
     _checked_ref,
-    _engine,
     _print_json,
     _run,
     _temporal,
     console,
     errors,
+    with_store,
 )
 
-T = TypeVar("T")
-
 if TYPE_CHECKING:
-    from memory.store import PostgresMemoryStore
     from schemas.consolidation import (
         ConsolidationResult,
     )
@@ -48,21 +44,6 @@ consolidate_app = typer.Typer(
 )
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 PassOption = Annotated[str, typer.Option("--pass", help="A pass id (cp-...).")]
-
-
-def _with_store(use: Callable[[PostgresMemoryStore], Awaitable[T]]) -> T:
-    """Run one store call against DATABASE_URL, failures as one line (memoryctl.main)."""
-
-    async def action() -> T:
-        from memory.store import PostgresMemoryStore
-
-        engine = _engine()
-        try:
-            return await use(PostgresMemoryStore(engine))
-        finally:
-            await engine.dispose()
-
-    return _run(action)
 
 
 @consolidate_app.command("run")
@@ -125,7 +106,7 @@ def audit(
     """Rows passes marked (merged or superseded): invisible to list/get, kept for undo."""
     ref = _checked_ref(memory_ref)
 
-    rows = _with_store(lambda store: store.superseded(ref, pass_id=pass_id))
+    rows = with_store(lambda store: store.superseded(ref, pass_id=pass_id))
     if as_json:
         _print_json([row.to_wire() for row in rows])
         return
@@ -148,7 +129,7 @@ def conflicts(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     differs (one is probably stale: edit or forget it)."""
     ref = _checked_ref(memory_ref)
 
-    rows = _with_store(lambda store: store.conflicts(ref))
+    rows = with_store(lambda store: store.conflicts(ref))
     if as_json:
         _print_json([row.to_wire() for row in rows])
         return
@@ -168,7 +149,7 @@ def undo(memory_ref: MemoryRefOption, pass_id: PassOption, as_json: JsonOption =
     """Bring back every row a pass marked and take their corroboration off survivors."""
     ref = _checked_ref(memory_ref)
 
-    report = _with_store(lambda store: store.undo_consolidation(ref, pass_id))
+    report = with_store(lambda store: store.undo_consolidation(ref, pass_id))
     if as_json:
         _print_json(report.to_wire())
         return

@@ -43,11 +43,13 @@ from memoryctl.cli import (
     _temporal,
     console,
     errors,
+    with_store,
 )
 from memoryctl.consolidate import consolidate_app
 
 if TYPE_CHECKING:
-    from schemas.erasure import ErasureReport, LineageLink
+    from memory.store import PostgresMemoryStore
+    from schemas.erasure import ErasureReport
     from schemas.memory_entry import ForgetRequest
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
@@ -195,20 +197,12 @@ def events(
     limit: Annotated[int, typer.Option(min=1, max=10_000)] = 100,
 ) -> None:
     """Print the event log of a memoryRef (content-free)."""
-    from memory.store import PostgresMemoryStore
 
     ref = _checked_ref(memory_ref)
 
-    async def action() -> list[dict[str, object]]:
-        engine = _engine()
-        try:
-            rows = await PostgresMemoryStore(engine).events(ref, after_seq=after_seq, limit=limit)
-            return [row.to_wire() for row in rows]
-        finally:
-            await engine.dispose()
-
-    for row in _run(action):
-        console.print(json.dumps(row))
+    rows = with_store(lambda store: store.events(ref, after_seq=after_seq, limit=limit))
+    for row in rows:
+        console.print(json.dumps(row.to_wire()))
 
 
 # ---------------------------------------------------------------------- erasure
@@ -263,28 +257,22 @@ def _stdin_is_a_terminal() -> bool:
 
 
 def _erase(ref: str, request: ForgetRequest, *, dry_run: bool) -> ErasureReport:
-    from memory.store import PostgresMemoryStore
     from memory.vault import registry_for_tenant, vault_from_settings
     from runtime.settings import Settings
     from schemas.memory_ref import parse_memory_ref
 
-    async def action() -> ErasureReport:
-        engine = _engine()
-        try:
-            # The tenant's secrets: a distillate line a dream redacted with a secret
-            # registered after the write is still found and erased.
-            registry = registry_for_tenant(
-                vault_from_settings(Settings().secrets_file),
-                parse_memory_ref(ref).tenant,
-                "memoryctl-forget",
-            )
-            return await PostgresMemoryStore(engine).erase(
-                ref, request, dry_run=dry_run, secrets=registry
-            )
-        finally:
-            await engine.dispose()
+    async def erase(store: PostgresMemoryStore) -> ErasureReport:
+        # The tenant's secrets: a distillate line a dream redacted with a secret
+        # registered after the write is still found and erased. Read inside the run, so
+        # a vault that refuses a secret is a one-line error too.
+        registry = registry_for_tenant(
+            vault_from_settings(Settings().secrets_file),
+            parse_memory_ref(ref).tenant,
+            "memoryctl-forget",
+        )
+        return await store.erase(ref, request, dry_run=dry_run, secrets=registry)
 
-    return _run(action)
+    return with_store(erase)
 
 
 def _print_erasure(report: ErasureReport, out: Console) -> None:
@@ -368,19 +356,11 @@ def lineage(
     as_json: Annotated[bool, typer.Option("--json", help="Print the links as JSON.")] = False,
 ) -> None:
     """Where an entry's text went: every distilled entry, archive and snapshot it reached."""
-    from memory.store import PostgresMemoryStore
 
     ref = _checked_ref(memory_ref)
     entry_id = _checked_entry_id(entry_id)
 
-    async def action() -> list[LineageLink]:
-        engine = _engine()
-        try:
-            return await PostgresMemoryStore(engine).lineage(ref, entry_id)
-        finally:
-            await engine.dispose()
-
-    links = _run(action)
+    links = with_store(lambda store: store.lineage(ref, entry_id))
     if as_json:
         _print_json([link.to_wire() for link in links])
         return

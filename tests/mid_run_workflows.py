@@ -7,11 +7,9 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import CREATE_SNAPSHOT
     from schemas.consolidation import ConsolidationInput, ConsolidationResult
-    from schemas.workflow_io import AgentRunInput, SnapshotRequest
-    from workflows import policies
-    from workflows.activity_calls import call
+    from schemas.workflow_io import AgentRunInput
+    from workflows.agent_run import freeze_session_snapshot
     from workflows.consolidation import ConsolidationWorkflow
 
 
@@ -19,19 +17,9 @@ with workflow.unsafe.imports_passed_through():
 class SessionThatConsolidates:
     @workflow.run
     async def run(self, request: AgentRunInput) -> ConsolidationResult:
-        info = workflow.info()
-        await call(
-            CREATE_SNAPSHOT,
-            SnapshotRequest(
-                memory_ref=request.memory_ref,
-                snapshot_id=f"session:{info.workflow_id}/{info.run_id}",
-                purpose="session",
-            ),
-            policies.SNAPSHOT,
-            summary="freeze session snapshot",
-        )
+        await freeze_session_snapshot(request.memory_ref)
         return await workflow.execute_child_workflow(
             ConsolidationWorkflow.run,
             ConsolidationInput(memory_ref=request.memory_ref),
-            id=f"{info.workflow_id}/consolidate",
+            id=f"{workflow.info().workflow_id}/consolidate",
         )

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
+    from workflows.agent_run import session_snapshot_id
 
 
 def consolidation_workflow_id(memory_ref: object) -> str:
@@ -51,7 +52,7 @@ class ConsolidationWorkflow:
                 run_key=f"{info.workflow_id}/{info.run_id}",
                 trigger=request.trigger,
                 requested_by_session=(
-                    f"session:{parent.workflow_id}/{parent.run_id}" if parent else None
+                    session_snapshot_id(parent.workflow_id, parent.run_id) if parent else None
                 ),
             ),
             policies.CONSOLIDATE,

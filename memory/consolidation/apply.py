@@ -33,6 +33,7 @@ from memory.field_redaction import redact_tags
 from memory.lineage import MERGED_INTO
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import scoped
+from memory.snapshots import get_snapshot_info
 from memory.sql_arrays import texts
 from schemas.consolidation import (
     MAX_EVENT_MERGED_IDS,
@@ -52,9 +53,6 @@ from schemas.memory_ref import MemoryRef
 
 E = tables.entries
 P = tables.consolidation_passes
-C = tables.conflicts
-L = tables.lineage
-S = tables.snapshots
 Progress = Callable[[dict[str, object]], None]
 
 
@@ -88,7 +86,7 @@ async def consolidate(
     ).scalar_one_or_none()
     if recorded is not None:
         return ConsolidationResult.model_validate(recorded)
-    if request.requested_by_session and await _session_open(
+    if request.requested_by_session and await get_snapshot_info(
         connection, ref, request.requested_by_session
     ):
         raise ConsolidationRefused(
@@ -174,15 +172,6 @@ def _thread_safe(progress: Progress) -> Progress:
         loop.call_soon_threadsafe(progress, details)
 
     return report
-
-
-async def _session_open(connection: AsyncConnection, ref: MemoryRef, snapshot_id: str) -> bool:
-    found = await connection.execute(
-        select(S.c.snapshot_id).where(
-            S.c.tenant == ref.tenant, S.c.memory_ref == str(ref), S.c.snapshot_id == snapshot_id
-        )
-    )
-    return found.first() is not None
 
 
 @dataclass
@@ -289,8 +278,15 @@ async def _apply(
     return _Applied(clusters, events, len(plan.clusters) - len(clusters))
 
 
-def long_term_update(ref: MemoryRef, memory_id: str, version: int, reason: str) -> PendingEvent:
-    """memory.updated of a long-term entry a pass (or its undo) marked or unmarked."""
+def long_term_update(
+    ref: MemoryRef,
+    memory_id: str,
+    version: int,
+    reason: str,
+    previous_version: int | None = None,
+) -> PendingEvent:
+    """memory.updated of a long-term entry a pass (or its undo) marked, unmarked or
+    strengthened."""
     return PendingEvent(
         EventType.MEMORY_UPDATED,
         MemoryLifecycle(
@@ -298,6 +294,7 @@ def long_term_update(ref: MemoryRef, memory_id: str, version: int, reason: str) 
             memory_id=memory_id,
             tier=Tier.SEMANTIC,
             version=version,
+            previous_version=previous_version,
             reason=reason,
         ),
     )
@@ -307,17 +304,7 @@ def _survivor_events(ref: MemoryRef, memory_id: str, version: int) -> list[Pendi
     """memory.written without a nodeId: a consolidation pass is a host background writer,
     not a workflow node (RFC 0068 unresolved question 4)."""
     return [
-        PendingEvent(
-            EventType.MEMORY_UPDATED,
-            MemoryLifecycle(
-                memory_ref=str(ref),
-                memory_id=memory_id,
-                tier=Tier.SEMANTIC,
-                version=version,
-                previous_version=version - 1,
-                reason="consolidated",
-            ),
-        ),
+        long_term_update(ref, memory_id, version, "consolidated", previous_version=version - 1),
         PendingEvent(
             EventType.MEMORY_WRITTEN,
             MemoryWritten(memory_ref=str(ref), memory_id=memory_id, agent_id="consolidation"),

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import ColumnElement, and_, any_, bindparam, delete, select, text, update
+from sqlalchemy import and_, any_, bindparam, delete, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.consolidation.apply import lock_ref, long_term_update
 from memory.event_log import append_events
 from memory.lineage import MERGED_INTO
-from memory.rows import scoped
+from memory.rows import live, scoped
 from memory.sql_arrays import texts
 from schemas.consolidation import ConflictRecord, SupersededEntry, UndoReport
 from schemas.errors import ConsolidationRefused, PassNotFound
@@ -183,8 +182,7 @@ async def open_conflicts(
                 and_(second.c.memory_ref == C.c.memory_ref, second.c.id == C.c.second_id),
             )
             .where(C.c.tenant == ref.tenant, C.c.memory_ref == str(ref))
-            .where(first.c.invalidated_at.is_(None), second.c.invalidated_at.is_(None))
-            .where(_unexpired(first, now), _unexpired(second, now))
+            .where(live(now, first), live(now, second))
             .order_by(C.c.detected_at, C.c.first_id, C.c.second_id)
             .limit(limit)
         )
@@ -199,7 +197,3 @@ async def open_conflicts(
         )
         for r in rows
     ]
-
-
-def _unexpired(alias: Any, now: datetime) -> ColumnElement[bool]:
-    return (alias.c.expires_at.is_(None)) | (alias.c.expires_at > now)
