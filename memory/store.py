@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from memory import tables
 from memory.adapter import HostMemoryStore
 from memory.capacity import evict_over_capacity, lock_tier
+from memory.commitments.store import CommitmentStore
 from memory.consolidation.apply import consolidate
 from memory.consolidation.undo import open_conflicts, superseded_entries, undo_pass
 from memory.distillation import distill
@@ -49,6 +50,7 @@ from memory.field_redaction import (
 from memory.lineage import DISTILLED, derived_from, marked_under
 from memory.memory_index import index_digest
 from memory.redaction import MemorySecretRegistry, write_redacted
+from memory.removal_reason import declare_removal_reason
 from memory.retention import collect_garbage
 from memory.rows import live, scoped, to_host_entry
 from memory.snapshots import (
@@ -227,6 +229,8 @@ class PostgresMemoryStore:
         self.limits = limits or StoreLimits()
         self._clock = clock
         self._new_id = id_factory
+        # Inferred commitments over the same engine and clock (memory/commitments/).
+        self.commitments = CommitmentStore(engine, clock)
 
     def now(self) -> datetime:
         return self._clock()
@@ -635,6 +639,7 @@ class PostgresMemoryStore:
         passes: builtins.list[ErasurePass] = []
         try:
             async with self.engine.begin() as connection:
+                await declare_removal_reason(connection, reason)
                 matched = (
                     await connection.execute(
                         select(E.c.memory_ref, E.c.id)
@@ -744,6 +749,7 @@ class PostgresMemoryStore:
                 victims = victims.where(scoped(ref))
             victims = victims.limit(batch_size)
             async with self.engine.begin() as connection:
+                await declare_removal_reason(connection, "ttl")
                 removed = (
                     await connection.execute(
                         delete(E)

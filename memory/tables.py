@@ -217,3 +217,62 @@ conflicts = Table(
     Column("pass_id", Text, nullable=False),
     Column("detected_at", DateTime(timezone=True), nullable=False),
 )
+
+# Inferred commitments (migration 0009).
+commitments = Table(
+    "commitments",
+    metadata,
+    Column("commitment_id", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, nullable=False),
+    Column("memory_id", Text, nullable=False),
+    Column("condition", Text, nullable=False),
+    Column("spec", JSONB),
+    Column("time_zone", Text, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("next_at", DateTime(timezone=True)),
+    Column("fire_count", Integer, nullable=False, server_default="0"),
+    Column("missed_count", Integer, nullable=False, server_default="0"),
+    Column("predicate_holds", Boolean),
+    Column("transitions", Integer, nullable=False, server_default="0"),
+    Column("enqueue_run", Boolean, nullable=False),
+    Column("workflow_id", Text),
+    Column("armed_at", DateTime(timezone=True)),
+    Column("ended_reason", Text),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+# The fire-once ledger: the primary key is the claim.
+occurrences = Table(
+    "commitment_occurrences",
+    metadata,
+    Column("commitment_id", Text, primary_key=True),
+    Column("occurrence", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, nullable=False),
+    Column("outcome", Text, nullable=False),
+    Column("due_at", DateTime(timezone=True)),
+    Column("fired_at", DateTime(timezone=True), nullable=False),
+    Column("claimed_at", DateTime(timezone=True), nullable=False),
+    Column("event_seq", BigInteger),
+    Column("enqueued_run_id", Text),
+    ForeignKeyConstraint(["commitment_id"], ["commitments.commitment_id"], ondelete="CASCADE"),
+)
+
+commitment_watermarks = Table(
+    "commitment_watermarks",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("scanned_through", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+tenant_settings = Table(
+    "tenant_settings",
+    metadata,
+    Column("tenant", Text, primary_key=True),
+    Column("time_zone", Text, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)

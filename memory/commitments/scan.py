@@ -1,0 +1,172 @@
+"""Inference, store side: read the entries written since the memoryRef's watermark, parse
+the ones that read like commitments and record each commitment once.
+
+The watermark is durable (commitment_watermarks), so a crash or a skipped night loses
+nothing: the next run scans from where the last one committed. It trails by a minute of
+overlap, because an entry's updated_at is its transaction's clock and a transaction that
+commits late can carry an earlier time; re-reading is harmless because the commitment id
+is a hash of (memoryRef, memoryId, normalised condition) and inserts skip known ids.
+Relative times ("in 5 days") resolve from the entry's creation, not from the scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy import any_, or_, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory import tables
+from memory.commitments.inference import Inferred, Unparsable, infer_commitment
+from memory.commitments.phrasing import TRIGGER_SQL_PATTERN
+from memory.commitments.recurrence import first_occurrence
+from memory.rows import E, live, scoped
+from memory.sql_arrays import texts
+from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
+from schemas.commitments import InferCommitmentsRequest, InferenceResult, commitment_id
+from schemas.errors import InvalidInput
+from schemas.memory_ref import MemoryRef
+
+C = tables.commitments
+W = tables.commitment_watermarks
+WATERMARK_OVERLAP = timedelta(minutes=1)
+# Tags that mark an intention, in any case (phrasing.is_tagged_intention agrees).
+_TAGGED = text(
+    "EXISTS (SELECT 1 FROM unnest(memory_entries.tags) AS tag "
+    "WHERE lower(btrim(tag)) IN ('commitment', 'intention'))"
+)
+
+
+def checked_zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise InvalidInput("timeZone", "an IANA time zone name such as Europe/Berlin") from error
+
+
+async def tenant_time_zone(connection: AsyncConnection, tenant: str) -> str:
+    settings = tables.tenant_settings
+    query = select(settings.c.time_zone).where(settings.c.tenant == tenant)
+    return (await connection.execute(query)).scalar() or "UTC"
+
+
+def first_instant(spec: OnceSpec | RecurringSpec, said_at: datetime) -> datetime | None:
+    if isinstance(spec, OnceSpec):
+        return spec.at
+    return first_occurrence(spec, said_at)
+
+
+async def _candidates(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    request: InferCommitmentsRequest,
+    since: datetime | None,
+    now: datetime,
+) -> Sequence[Any]:
+    query = select(E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.updated_at).where(
+        scoped(ref), live(now)
+    )
+    if request.memory_ids is not None:
+        query = query.where(E.c.id == any_(texts("ids", request.memory_ids)))
+    else:
+        query = query.where(
+            or_(
+                _TAGGED,
+                E.c.content.regexp_match(TRIGGER_SQL_PATTERN, flags="i"),
+            )
+        )
+        if since is not None:
+            query = query.where(E.c.updated_at > since - WATERMARK_OVERLAP)
+    return (await connection.execute(query.order_by(E.c.updated_at, E.c.id))).all()
+
+
+async def infer_commitments(
+    connection: AsyncConnection, request: InferCommitmentsRequest, now: datetime
+) -> InferenceResult:
+    ref = request.memory_ref
+    zone_name = request.time_zone or await tenant_time_zone(connection, ref.tenant)
+    zone = checked_zone(zone_name)
+    watermark = (
+        await connection.execute(select(W.c.scanned_through).where(W.c.memory_ref == str(ref)))
+    ).scalar()
+    rows = await _candidates(connection, ref, request, watermark, now)
+    unparsable: list[str] = []
+    records: list[dict[str, Any]] = []
+    kinds = {"time": 0, "predicate": 0}
+    for row in rows:
+        outcome = infer_commitment(row.content, row.tags, said_at=row.created_at, zone=zone)
+        if outcome is None:
+            continue
+        if isinstance(outcome, Unparsable):
+            unparsable.append(row.id)
+            continue
+        records.append(_record(ref, row, outcome, zone_name, request.enqueue_runs, now))
+        kinds[outcome.condition] += 1
+    created: list[str] = []
+    if records:
+        inserted = await connection.execute(
+            pg_insert(C)
+            .values(records)
+            .on_conflict_do_nothing(index_elements=[C.c.commitment_id])
+            .returning(C.c.commitment_id)
+        )
+        created = list(inserted.scalars())
+    scanned_through = max((row.updated_at for row in rows), default=watermark)
+    if request.memory_ids is None and scanned_through is not None:
+        await connection.execute(
+            pg_insert(W)
+            .values(
+                memory_ref=str(ref),
+                tenant=ref.tenant,
+                scanned_through=scanned_through,
+                updated_at=now,
+            )
+            .on_conflict_do_update(
+                index_elements=[W.c.memory_ref],
+                set_={"scanned_through": scanned_through, "updated_at": now},
+            )
+        )
+    found = {row.id for row in rows}
+    return InferenceResult(
+        memory_ref=str(ref),
+        scanned=len(rows),
+        created=len(created),
+        already_known=len(records) - len(created),
+        unparsable_count=len(unparsable),
+        unparsable_ids=tuple(unparsable[:1000]),
+        not_found_ids=tuple(i for i in request.memory_ids or () if i not in found),
+        time_commitments=kinds["time"],
+        predicate_commitments=kinds["predicate"],
+        watermark=scanned_through,
+    )
+
+
+def _record(
+    ref: MemoryRef,
+    row: Any,
+    outcome: Inferred,
+    zone_name: str,
+    enqueue_run: bool,
+    now: datetime,
+) -> dict[str, Any]:
+    spec = outcome.spec
+    next_at = None if isinstance(spec, PredicateSpec) else first_instant(spec, row.created_at)
+    return {
+        "commitment_id": commitment_id(str(ref), row.id, outcome.normalized_condition),
+        "tenant": ref.tenant,
+        "memory_ref": str(ref),
+        "memory_id": row.id,
+        "condition": outcome.condition,
+        "spec": spec.model_dump(mode="json", by_alias=True),
+        "time_zone": zone_name,
+        # A recurrence with no instant left (an UNTIL in the past) is born expired.
+        "state": "expired" if next_at is None and outcome.condition == "time" else "armed",
+        "next_at": next_at,
+        "enqueue_run": enqueue_run,
+        "created_at": now,
+        "updated_at": now,
+    }

@@ -1,0 +1,118 @@
+"""CommitmentStore: the commitments API over the memory store's engine.
+
+    store.commitments.infer(InferCommitmentsRequest(memory_ref=...))
+    store.commitments.list("mem://acme/agent-1")
+
+Writes are one transaction each (inference with its watermark; a firing with its claim
+and its event). Reads with a malformed memoryRef or commitment id find nothing (CTI-1).
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from memory.commitments import firing, records, scan
+from memory.commitments.predicates import PredicateRegistry, default_predicates
+from schemas.commitments import (
+    CommitmentDetail,
+    CommitmentId,
+    CommitmentRecord,
+    CommitmentState,
+    EvaluatePredicateRequest,
+    FireCommitmentRequest,
+    FireOutcome,
+    InferCommitmentsRequest,
+    InferenceResult,
+    PredicateOutcome,
+)
+from schemas.errors import InvalidInput
+from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
+
+TENANT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?")
+
+_COMMITMENT_ID: TypeAdapter[str] = TypeAdapter(CommitmentId)
+MAX_LIST = 10_000
+
+
+def _valid_id(value: object) -> bool:
+    try:
+        _COMMITMENT_ID.validate_python(value)
+    except ValidationError:
+        return False
+    return True
+
+
+class CommitmentStore:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        clock: Callable[[], datetime],
+        predicates: PredicateRegistry | None = None,
+    ) -> None:
+        self.engine = engine
+        self.now = clock
+        self.predicates = predicates or default_predicates()
+
+    async def infer(self, request: InferCommitmentsRequest) -> InferenceResult:
+        request = InferCommitmentsRequest.model_validate(request)
+        async with self.engine.begin() as connection:
+            return await scan.infer_commitments(connection, request, self.now())
+
+    async def unarmed(self, memory_ref: MemoryRef, limit: int = 500) -> Sequence[Any]:
+        async with self.engine.connect() as connection:
+            return await records.unarmed(connection, memory_ref, limit)
+
+    async def mark_armed(self, memory_ref: MemoryRef, commitment_ids: Sequence[str]) -> None:
+        async with self.engine.begin() as connection:
+            await records.mark_armed(connection, memory_ref, commitment_ids, self.now())
+
+    async def fire(self, request: FireCommitmentRequest) -> FireOutcome:
+        async with self.engine.begin() as connection:
+            return await firing.fire_time_occurrence(connection, request, self.now())
+
+    async def evaluate(self, request: EvaluatePredicateRequest) -> PredicateOutcome:
+        async with self.engine.begin() as connection:
+            return await firing.evaluate_predicate(connection, request, self.predicates, self.now())
+
+    async def list(
+        self, memory_ref: str, *, state: CommitmentState | None = None, limit: int = 1000
+    ) -> builtins.list[CommitmentRecord]:
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None:
+            return []
+        if not 1 <= limit <= MAX_LIST:
+            raise InvalidInput("limit", f"between 1 and {MAX_LIST}")
+        async with self.engine.connect() as connection:
+            return await records.list_commitments(connection, ref, state=state, limit=limit)
+
+    async def show(self, memory_ref: str, commitment_id: str) -> CommitmentDetail | None:
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None or not _valid_id(commitment_id):
+            return None
+        async with self.engine.connect() as connection:
+            return await records.commitment_detail(connection, ref, commitment_id)
+
+    async def cancel(self, memory_ref: str, commitment_id: str) -> CommitmentRecord | None:
+        ref = parse_memory_ref(memory_ref)
+        if not _valid_id(commitment_id):
+            return None
+        async with self.engine.begin() as connection:
+            return await records.cancel_commitment(connection, ref, commitment_id, self.now())
+
+    async def set_time_zone(self, tenant: str, time_zone: str) -> str:
+        """The zone "tomorrow at 9" means for this tenant (default UTC)."""
+        if not isinstance(tenant, str) or not TENANT.fullmatch(tenant):
+            raise InvalidInput("tenant", "a memoryRef tenant segment (letters, digits, . _ -)")
+        async with self.engine.begin() as connection:
+            return await records.set_time_zone(connection, tenant, time_zone, self.now())
+
+    async def time_zone(self, tenant: str) -> str:
+        async with self.engine.connect() as connection:
+            return await scan.tenant_time_zone(connection, tenant)

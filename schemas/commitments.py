@@ -1,0 +1,236 @@
+"""Commitments' wire shapes: workflow inputs and results, activity requests and what
+memoryctl shows. Everything that reaches Temporal history is content-free (ids, counts,
+instants); the parsed condition (commitment_spec.py) stays in the store.
+
+Ids are derived, never random, so every start and every firing is idempotent:
+- commitmentId: hash of (memoryRef, memoryId, normalised condition);
+- the commitment's workflow: ``commitment/<commitmentId>``;
+- an occurrence: the due instant (time) or ``transition:<n>`` (predicate);
+- the run a firing enqueues: ``commitment-run/<commitmentId>/<occurrence>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from schemas.base import Instant, WireModel, WireResult, format_instant
+from schemas.commitment_spec import TimeZoneName
+from schemas.memory_ref import MemoryRefField
+from schemas.registry import register
+
+CommitmentState = Literal["armed", "fired", "cancelled", "expired", "missed"]
+Condition = Literal["time", "predicate"]
+CommitmentId = Annotated[str, Field(min_length=5, max_length=64, pattern=r"^cmt-[0-9a-f]+$")]
+
+# Temporal workflow type names, for the activity that starts them (activities must not
+# import workflows/).
+COMMITMENT_WORKFLOW = "CommitmentWorkflow"
+PREDICATE_WATCH_WORKFLOW = "PredicateWatchWorkflow"
+
+# A due occurrence fires when the worker gets to it at most this late; later it is
+# recorded as missed (no event, no run), so an outage never ends in a flood of stale
+# reminders. Recurring commitments skip ahead to their next instant after now.
+DEFAULT_GRACE_SECONDS = 3600
+# How often a predicate watch evaluates its predicate when no memory_changed signal came.
+DEFAULT_CADENCE_SECONDS = 60
+MAX_INFERENCE_IDS = 1000
+
+
+def commitment_id(memory_ref: str, memory_id: str, normalized_condition: str) -> str:
+    digest = hashlib.sha256(
+        "\x1f".join((memory_ref, memory_id, normalized_condition)).encode()
+    ).hexdigest()
+    return f"cmt-{digest[:32]}"
+
+
+def commitment_workflow_id(commitment: str) -> str:
+    return f"commitment/{commitment}"
+
+
+def instant_occurrence(due_at: datetime) -> str:
+    return format_instant(due_at)
+
+
+def transition_occurrence(transition: int) -> str:
+    return f"transition:{transition}"
+
+
+def enqueued_run_id(commitment: str, occurrence: str) -> str:
+    return f"commitment-run/{commitment}/{occurrence}"
+
+
+# ------------------------------------------------------------------ inference
+
+
+class CommitmentInferenceInput(WireModel):
+    """{"memoryRef": "mem://acme/agent-1"} from the Temporal CLI; a dream starts it as a
+    child. ``memoryIds`` restricts the scan to those entries (on demand, e.g. right
+    after a write) and ignores the watermark."""
+
+    memory_ref: MemoryRefField
+    memory_ids: tuple[Annotated[str, Field(min_length=1, max_length=128)], ...] | None = Field(
+        default=None, max_length=MAX_INFERENCE_IDS
+    )
+    # Whether a firing also starts an AgentRunWorkflow for the memoryRef.
+    enqueue_runs: bool = True
+    # Overrides the tenant's configured zone for this inference (IANA name).
+    time_zone: TimeZoneName | None = None
+
+
+class InferCommitmentsRequest(CommitmentInferenceInput):
+    pass
+
+
+class InferenceResult(WireResult):
+    memory_ref: str
+    scanned: int = Field(ge=0)
+    created: int = Field(ge=0)
+    already_known: int = Field(ge=0)
+    unparsable_count: int = Field(ge=0)
+    # Entries that read like commitments but were not parsed: listed, never guessed.
+    unparsable_ids: tuple[str, ...] = ()
+    # Requested memoryIds that are not live entries of this memoryRef.
+    not_found_ids: tuple[str, ...] = ()
+    time_commitments: int = Field(default=0, ge=0)
+    predicate_commitments: int = Field(default=0, ge=0)
+    watermark: Instant | None = None
+
+
+class ArmCommitmentsRequest(WireModel):
+    memory_ref: MemoryRefField
+
+
+class ArmReport(WireResult):
+    memory_ref: str
+    started: int = Field(ge=0)
+    already_running: int = Field(ge=0)
+
+
+class CommitmentInferenceResult(WireResult):
+    inference: InferenceResult
+    armed: ArmReport
+
+
+# ------------------------------------------------------------------ firing
+
+
+class CommitmentInput(WireModel):
+    """One time commitment's workflow: wait until ``dueAt``, fire, continue as new with
+    the next instant (recurring) or finish."""
+
+    commitment_id: CommitmentId
+    memory_ref: MemoryRefField
+    due_at: Instant
+    grace_seconds: int = Field(default=DEFAULT_GRACE_SECONDS, ge=0, le=30 * 86400)
+
+
+class FireCommitmentRequest(WireModel):
+    commitment_id: CommitmentId
+    memory_ref: MemoryRefField
+    due_at: Instant
+    # The workflow's clock when its timer fired: lateness is measured on it, so replays
+    # and retries judge the same occurrence the same way.
+    fired_at: Instant
+    grace_seconds: int = Field(default=DEFAULT_GRACE_SECONDS, ge=0)
+
+
+FireStatus = Literal["fired", "missed", "already-claimed", "not-armed", "not-found"]
+
+
+class FireOutcome(WireResult):
+    commitment_id: str
+    status: FireStatus
+    state: CommitmentState | None = None
+    occurrence: str | None = None
+    event_seq: int | None = None
+    enqueued_run_id: str | None = None
+    next_at: Instant | None = None
+
+
+class CommitmentRunResult(WireResult):
+    commitment_id: str
+    last: FireOutcome
+
+
+class PredicateWatchInput(WireModel):
+    commitment_id: CommitmentId
+    memory_ref: MemoryRefField
+    cadence_seconds: int = Field(default=DEFAULT_CADENCE_SECONDS, ge=1, le=86400)
+    # Carried across continue-as-new, for the UI and the query.
+    evaluations: int = Field(default=0, ge=0)
+    fires: int = Field(default=0, ge=0)
+
+
+class EvaluatePredicateRequest(WireModel):
+    commitment_id: CommitmentId
+    memory_ref: MemoryRefField
+    evaluated_at: Instant
+
+
+class PredicateOutcome(WireResult):
+    commitment_id: str
+    status: Literal["evaluated", "not-armed", "not-found"]
+    holds: bool = False
+    fired: bool = False
+    transition: int = Field(default=0, ge=0)
+    event_seq: int | None = None
+    enqueued_run_id: str | None = None
+    state: CommitmentState | None = None
+
+
+class PredicateWatchStatus(WireResult):
+    commitment_id: str
+    evaluations: int
+    fires: int
+    holds: bool
+    state: CommitmentState | None = None
+
+
+# ------------------------------------------------------------------ records
+
+
+class CommitmentRecord(WireModel):
+    commitment_id: str
+    memory_ref: str
+    memory_id: str
+    condition: Condition
+    state: CommitmentState
+    time_zone: str
+    next_at: datetime | None = None
+    fire_count: int
+    missed_count: int
+    transitions: int
+    enqueue_run: bool
+    workflow_id: str | None = None
+    ended_reason: str | None = None
+    created_at: datetime
+
+
+class OccurrenceRecord(WireModel):
+    occurrence: str
+    outcome: Literal["fired", "missed"]
+    due_at: datetime | None = None
+    fired_at: datetime
+    claimed_at: datetime
+    event_seq: int | None = None
+    enqueued_run_id: str | None = None
+
+
+class CommitmentDetail(WireModel):
+    """What `memoryctl commitments show` serves: the record, its ledger, the parsed
+    condition and the intention as stored (SR-1 redacted at write). Never on an event."""
+
+    commitment: CommitmentRecord
+    occurrences: tuple[OccurrenceRecord, ...]
+    spec: dict[str, object] | None = None
+    intention: str | None = None
+
+
+register("workflow-commitment-inference-input", CommitmentInferenceInput)
+register("workflow-commitment-inference-result", CommitmentInferenceResult)
+register("workflow-commitment-input", CommitmentInput)
+register("workflow-predicate-watch-input", PredicateWatchInput)
