@@ -20,7 +20,9 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.commitment_activities import CommitmentActivities
 from activities.memory_activities import MemoryActivities
+from memory.commitments.predicates import PredicateRegistry
 from memory.database import create_engine, database_url_from_env, migrate
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault, vault_from_settings
@@ -46,14 +48,19 @@ def build_worker(
     settings: Settings,
     store: PostgresMemoryStore,
     vault: SecretVault | None = None,
+    predicates: PredicateRegistry | None = None,
 ) -> Worker:
+    """The worker over ``store``. A host adds its own commitment predicates by passing
+    a registry built on memory.commitments.predicates.default_predicates()."""
     vault = vault or vault_from_settings(settings.secrets_file)
-    activities = MemoryActivities(store, vault)
+    if predicates is not None:
+        store.commitments.predicates = predicates
+    commitments = CommitmentActivities(store.commitments, client, settings.task_queue)
     return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=ALL_WORKFLOWS,
-        activities=activities.all(),
+        activities=[*MemoryActivities(store, vault).all(), *commitments.all()],
         graceful_shutdown_timeout=timedelta(seconds=20),
     )
 

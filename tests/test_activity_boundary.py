@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 import schemas.errors as error_module
+from activities.commitment_activities import CommitmentActivities
 from activities.contracts import ALL_CONTRACTS
 from activities.memory_activities import MemoryActivities
 from memory.store import PostgresMemoryStore
@@ -146,11 +147,15 @@ async def test_an_invalid_vault_secret_fails_the_first_attempt(
     assert failed.application_failure_info.non_retryable
 
 
-def test_every_contract_has_an_implementation_of_its_types(store: PostgresMemoryStore) -> None:
-    implemented = {
-        getattr(fn, "__temporal_activity_definition").name: fn
-        for fn in MemoryActivities(store, StaticSecretVault({})).all()
-    }
+async def test_every_contract_has_an_implementation_of_its_types(
+    store: PostgresMemoryStore, temporal_env: WorkflowEnvironment
+) -> None:
+    registered = [
+        *MemoryActivities(store, StaticSecretVault({})).all(),
+        *CommitmentActivities(store.commitments, temporal_env.client, "q").all(),
+    ]
+    implemented = {getattr(fn, "__temporal_activity_definition").name: fn for fn in registered}
+    assert len(implemented) == len(registered)
     assert set(implemented) == {c.name for c in ALL_CONTRACTS}
     for contract in ALL_CONTRACTS:
         hints = typing.get_type_hints(implemented[contract.name])

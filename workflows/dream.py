@@ -7,7 +7,8 @@ returns "skipped-overlap"), then consolidation of the long-term memory as a seco
 finish and this night's pass is skipped), then collects garbage. Consolidation and
 garbage collection run whether distillation succeeded or failed: one failing step must
 not also stop the others; the dream then fails with the first failure. Commitment
-inference plugs in as a further child here.
+inference runs as a third child (``infer-commitments/<memoryRef>``) after consolidation,
+so an intention merged into a survivor is inferred from the survivor.
 
 The input is validated by the data converter before this code runs: a bad memoryRef or
 budget fails the run at once, naming the field (runtime/converter.py).
@@ -26,6 +27,7 @@ from temporalio.exceptions import (
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import COLLECT_GARBAGE
     from runtime.search_attributes import MEMORY_REF, TENANT
+    from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult
     from schemas.consolidation import ConsolidationInput, ConsolidationResult
     from schemas.memory_ref import MemoryRef
     from schemas.workflow_io import (
@@ -38,6 +40,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
+    from workflows.commitment_inference import (
+        CommitmentInferenceWorkflow,
+        inference_workflow_id,
+    )
     from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
     from workflows.distillation import DistillationWorkflow
 
@@ -77,6 +83,14 @@ class DreamWorkflow:
                 workflow.logger.warning("a consolidation of this memoryRef is running; skipping")
             except ChildWorkflowError as error:
                 failure = failure or error
+        commitments: CommitmentInferenceResult | None = None
+        if workflow.patched("dream-commitments"):
+            try:
+                commitments = await self._infer_commitments(ref)
+            except WorkflowAlreadyStartedError:
+                workflow.logger.warning("a commitment inference of this memoryRef is running")
+            except ChildWorkflowError as error:
+                failure = failure or error
         garbage = await self._collect_garbage(ref)
         if failure is not None or distillation is None:
             raise failure or ApplicationError("distillation returned nothing")
@@ -93,6 +107,7 @@ class DreamWorkflow:
             status="completed",
             distillation=distillation,
             consolidation=consolidation,
+            commitments=commitments,
             garbage=garbage,
         )
 
@@ -117,6 +132,17 @@ class DreamWorkflow:
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             search_attributes=TypedSearchAttributes(pairs),
             static_summary=f"consolidate {ref}",
+        )
+
+    async def _infer_commitments(self, ref: MemoryRef) -> CommitmentInferenceResult:
+        pairs = [SearchAttributePair(MEMORY_REF, str(ref)), SearchAttributePair(TENANT, ref.tenant)]
+        return await workflow.execute_child_workflow(
+            CommitmentInferenceWorkflow.run,
+            CommitmentInferenceInput(memory_ref=ref),
+            id=inference_workflow_id(ref),
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            search_attributes=TypedSearchAttributes(pairs),
+            static_summary=f"infer commitments of {ref}",
         )
 
     async def _collect_garbage(self, ref: MemoryRef) -> GarbageReport:

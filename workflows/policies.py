@@ -59,3 +59,9 @@ CONSOLIDATE = ActivityOptions(
 SNAPSHOT = ActivityOptions(start_to_close=timedelta(minutes=5))
 MAINTENANCE = ActivityOptions(start_to_close=timedelta(minutes=5))
 INDEX = ActivityOptions(start_to_close=timedelta(seconds=30))
+# Inference parses what was written since the watermark; arming starts workflows through
+# the Temporal client (heartbeats carry the count so far).
+INFER = ActivityOptions(start_to_close=timedelta(minutes=10))
+ARM = ActivityOptions(start_to_close=timedelta(minutes=30), heartbeat=HEARTBEAT_TIMEOUT)
+# One claim-and-record transaction: short, retried through outages like every store call.
+FIRE = ActivityOptions(start_to_close=timedelta(seconds=30))

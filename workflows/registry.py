@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from workflows.agent_run import AgentRunWorkflow
+from workflows.commitment import CommitmentWorkflow
+from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
+from workflows.predicate_watch import PredicateWatchWorkflow
 
 ALL_WORKFLOWS: list[type] = [
     DreamWorkflow,
     DistillationWorkflow,
     ConsolidationWorkflow,
     AgentRunWorkflow,
+    CommitmentInferenceWorkflow,
+    CommitmentWorkflow,
+    PredicateWatchWorkflow,
 ]

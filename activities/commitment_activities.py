@@ -1,0 +1,131 @@
+"""Commitments' activities: infer, arm (start one workflow per commitment), fire a time
+occurrence, evaluate a predicate.
+
+Arming is an activity with a Temporal client rather than child workflows: an inference
+over thousands of new commitments would otherwise put two history events per commitment
+into the inference's history, and the workflows must outlive it anyway. Each start uses
+the commitment's own workflow id with a reuse policy that rejects duplicates, so a
+retried or repeated arm starts nothing twice; the occurrence ledger guards firing even
+after Temporal's retention has forgotten a closed run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from activities.boundary import content_free
+from activities.contracts import (
+    ARM_COMMITMENTS,
+    EVALUATE_PREDICATE,
+    FIRE_COMMITMENT,
+    INFER_COMMITMENTS,
+)
+from memory.commitments.store import CommitmentStore
+from runtime.search_attributes import MEMORY_REF, TENANT
+from schemas.commitments import (
+    COMMITMENT_WORKFLOW,
+    PREDICATE_WATCH_WORKFLOW,
+    ArmCommitmentsRequest,
+    ArmReport,
+    CommitmentInput,
+    EvaluatePredicateRequest,
+    FireCommitmentRequest,
+    FireOutcome,
+    InferCommitmentsRequest,
+    InferenceResult,
+    PredicateOutcome,
+    PredicateWatchInput,
+    commitment_workflow_id,
+)
+from schemas.memory_ref import MemoryRef
+
+ARM_BATCH = 500
+
+
+class CommitmentActivities:
+    def __init__(self, commitments: CommitmentStore, client: Client, task_queue: str) -> None:
+        self.commitments = commitments
+        self.client = client
+        self.task_queue = task_queue
+
+    @activity.defn(name=INFER_COMMITMENTS.name)
+    @content_free
+    async def infer_commitments(self, request: InferCommitmentsRequest) -> InferenceResult:
+        return await self.commitments.infer(request)
+
+    @activity.defn(name=ARM_COMMITMENTS.name)
+    @content_free
+    async def arm_commitments(self, request: ArmCommitmentsRequest) -> ArmReport:
+        ref = request.memory_ref
+        started = already = 0
+        while batch := await self.commitments.unarmed(ref, ARM_BATCH):
+            for row in batch:
+                if await self._start(ref, row):
+                    started += 1
+                else:
+                    already += 1
+                activity.heartbeat({"started": started, "alreadyRunning": already})
+            await self.commitments.mark_armed(ref, [row.commitment_id for row in batch])
+        return ArmReport(memory_ref=str(ref), started=started, already_running=already)
+
+    async def _start(self, ref: MemoryRef, row: Any) -> bool:
+        workflow: str
+        argument: CommitmentInput | PredicateWatchInput
+        if row.condition == "time":
+            workflow = COMMITMENT_WORKFLOW
+            argument = CommitmentInput(
+                commitment_id=row.commitment_id, memory_ref=ref, due_at=row.next_at
+            )
+        else:
+            workflow = PREDICATE_WATCH_WORKFLOW
+            argument = PredicateWatchInput(commitment_id=row.commitment_id, memory_ref=ref)
+        pairs = [SearchAttributePair(MEMORY_REF, str(ref)), SearchAttributePair(TENANT, ref.tenant)]
+        try:
+            await self.client.start_workflow(
+                workflow,
+                argument,
+                id=commitment_workflow_id(row.commitment_id),
+                task_queue=self.task_queue,
+                # A commitment's workflow runs once, ever: neither a running nor a
+                # closed run with this id may be started again.
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                search_attributes=TypedSearchAttributes(pairs),
+                static_summary=f"{row.condition} commitment of {ref}",
+                # Not bounded by an execution timeout: a recurring commitment continues
+                # as new for as long as it is armed; cancel ends it.
+                task_timeout=timedelta(seconds=10),
+            )
+        except WorkflowAlreadyStartedError:
+            return False
+        return True
+
+    @activity.defn(name=FIRE_COMMITMENT.name)
+    @content_free
+    async def fire_commitment(self, request: FireCommitmentRequest) -> FireOutcome:
+        return await self.commitments.fire(request)
+
+    @activity.defn(name=EVALUATE_PREDICATE.name)
+    @content_free
+    async def evaluate_predicate(self, request: EvaluatePredicateRequest) -> PredicateOutcome:
+        return await self.commitments.evaluate(request)
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [
+            self.infer_commitments,
+            self.arm_commitments,
+            self.fire_commitment,
+            self.evaluate_predicate,
+        ]

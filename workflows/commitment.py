@@ -1,0 +1,79 @@
+"""CommitmentWorkflow: one time commitment ("remind me in 5 days", "every Thursday at
+17:00"), workflow id ``commitment/<commitmentId>``.
+
+It sleeps on a durable timer until the due instant, then one activity claims the
+occurrence in the store's ledger and writes commitment.fired in the same transaction
+(memory/commitments/firing.py). A recurring commitment then continues as new with its
+next instant: each run holds one occurrence, so history stays a dozen events however
+long the commitment lives. We chose this loop over a Temporal Schedule per commitment
+because the rrule (every other week on Mon and Wed, DST-correct local times) is the
+source of truth in one place, the catch-up policy is ours (one decision per wake, late
+ones recorded as missed), cancel is one workflow cancel, and one-off and recurring
+commitments share the same code path.
+
+Start it from the Temporal CLI only through inference (the arming activity derives the
+id and input); ``temporal workflow cancel --workflow-id commitment/<id>`` stops it, and
+`memoryctl commitments cancel` does both that and the store's state.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities.contracts import FIRE_COMMITMENT
+    from runtime.search_attributes import MEMORY_REF, TENANT
+    from schemas.commitments import (
+        COMMITMENT_WORKFLOW,
+        CommitmentInput,
+        CommitmentRunResult,
+        FireCommitmentRequest,
+    )
+    from workflows import policies
+    from workflows.activity_calls import call
+    from workflows.commitment_runs import enqueue_agent_run
+
+
+@workflow.defn(name=COMMITMENT_WORKFLOW)
+class CommitmentWorkflow:
+    @workflow.run
+    async def run(self, request: CommitmentInput) -> CommitmentRunResult:
+        ref = request.memory_ref
+        workflow.upsert_search_attributes(
+            [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
+        )
+        wait = request.due_at - workflow.now()
+        workflow.set_current_details(f"Armed: due {request.due_at.isoformat()}")
+        if wait.total_seconds() > 0:
+            await workflow.sleep(wait, summary="until the commitment is due")
+        outcome = await call(
+            FIRE_COMMITMENT,
+            FireCommitmentRequest(
+                commitment_id=request.commitment_id,
+                memory_ref=ref,
+                due_at=request.due_at,
+                fired_at=workflow.now(),
+                grace_seconds=request.grace_seconds,
+            ),
+            policies.FIRE,
+            summary="claim the occurrence and record commitment.fired",
+        )
+        workflow.logger.info(
+            "commitment %s occurrence %s: %s",
+            request.commitment_id,
+            outcome.occurrence,
+            outcome.status,
+        )
+        if outcome.enqueued_run_id is not None:
+            await enqueue_agent_run(ref, outcome.enqueued_run_id)
+        if outcome.next_at is None:
+            workflow.set_current_details(f"Done: {outcome.status}, state {outcome.state}")
+            return CommitmentRunResult(commitment_id=request.commitment_id, last=outcome)
+        workflow.continue_as_new(
+            CommitmentInput(
+                commitment_id=request.commitment_id,
+                memory_ref=ref,
+                due_at=outcome.next_at,
+                grace_seconds=request.grace_seconds,
+            )
+        )

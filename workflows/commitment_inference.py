@@ -1,0 +1,68 @@
+"""CommitmentInferenceWorkflow: find standing intentions in a memoryRef's entries written
+since the durable watermark, record each as a commitment once, and start one workflow
+per new commitment. A dream runs it as a child after consolidation; on demand:
+
+    temporal workflow start --type CommitmentInferenceWorkflow --task-queue agent-memory \
+        --input '{"memoryRef": "mem://acme/agent-1"}'
+
+Entries that read like commitments but cannot be parsed are counted and listed by id in
+the result, never guessed.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities.contracts import ARM_COMMITMENTS, INFER_COMMITMENTS
+    from runtime.search_attributes import MEMORY_REF, TENANT
+    from schemas.commitments import (
+        ArmCommitmentsRequest,
+        CommitmentInferenceInput,
+        CommitmentInferenceResult,
+        InferCommitmentsRequest,
+    )
+    from workflows import policies
+    from workflows.activity_calls import call
+
+
+def inference_workflow_id(memory_ref: object) -> str:
+    return f"infer-commitments/{memory_ref}"
+
+
+@workflow.defn
+class CommitmentInferenceWorkflow:
+    @workflow.run
+    async def run(self, request: CommitmentInferenceInput) -> CommitmentInferenceResult:
+        ref = request.memory_ref
+        workflow.upsert_search_attributes(
+            [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
+        )
+        workflow.set_current_details(f"Looking for commitments in {ref}")
+        inference = await call(
+            INFER_COMMITMENTS,
+            InferCommitmentsRequest.model_validate(request.model_dump()),
+            policies.INFER,
+            summary="parse intentions written since the watermark",
+        )
+        # Arming also resumes commitments an earlier run recorded but did not start.
+        armed = await call(
+            ARM_COMMITMENTS,
+            ArmCommitmentsRequest(memory_ref=ref),
+            policies.ARM,
+            summary="start one workflow per new commitment",
+        )
+        workflow.logger.info(
+            "inference over %s: %d scanned, %d new, %d unparsable, %d started",
+            ref,
+            inference.scanned,
+            inference.created,
+            inference.unparsable_count,
+            armed.started,
+        )
+        workflow.set_current_details(
+            f"Done: {inference.scanned} scanned, {inference.created} new commitments "
+            f"({inference.time_commitments} time, {inference.predicate_commitments} predicate), "
+            f"{inference.unparsable_count} unparsable, {armed.started} workflows started"
+        )
+        return CommitmentInferenceResult(inference=inference, armed=armed)
