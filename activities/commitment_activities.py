@@ -28,6 +28,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from activities.boundary import content_free
 from activities.contracts import (
     ARM_COMMITMENTS,
+    CANCEL_COMMITMENT,
     EVALUATE_PREDICATE,
     FIRE_COMMITMENT,
     INFER_COMMITMENTS,
@@ -39,6 +40,8 @@ from schemas.commitments import (
     PREDICATE_WATCH_WORKFLOW,
     ArmCommitmentsRequest,
     ArmReport,
+    CancelCommitmentRequest,
+    CancelOutcome,
     CommitmentInput,
     EvaluatePredicateRequest,
     FireCommitmentRequest,
@@ -122,10 +125,21 @@ class CommitmentActivities:
     async def evaluate_predicate(self, request: EvaluatePredicateRequest) -> PredicateOutcome:
         return await self.commitments.evaluate(request)
 
+    @activity.defn(name=CANCEL_COMMITMENT.name)
+    @content_free
+    async def cancel_commitment(self, request: CancelCommitmentRequest) -> CancelOutcome:
+        """A cancelled workflow cancels its commitment too, so `temporal workflow
+        cancel` and `memoryctl commitments cancel` leave the same state."""
+        record = await self.commitments.cancel(str(request.memory_ref), request.commitment_id)
+        return CancelOutcome(
+            commitment_id=request.commitment_id, state=record.state if record else None
+        )
+
     def all(self) -> list[Callable[..., Any]]:
         return [
             self.infer_commitments,
             self.arm_commitments,
             self.fire_commitment,
             self.evaluate_predicate,
+            self.cancel_commitment,
         ]

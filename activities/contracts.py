@@ -17,6 +17,8 @@ from pydantic import BaseModel
 from schemas.commitments import (
     ArmCommitmentsRequest,
     ArmReport,
+    CancelCommitmentRequest,
+    CancelOutcome,
     EvaluatePredicateRequest,
     FireCommitmentRequest,
     FireOutcome,
@@ -60,6 +62,7 @@ FIRE_COMMITMENT = ActivityContract("fire_commitment", FireCommitmentRequest, Fir
 EVALUATE_PREDICATE = ActivityContract(
     "evaluate_predicate", EvaluatePredicateRequest, PredicateOutcome
 )
+CANCEL_COMMITMENT = ActivityContract("cancel_commitment", CancelCommitmentRequest, CancelOutcome)
 # Scheduled only by distillations recorded before budget-bounded selection.
 LEGACY_DISTILL = ActivityContract("distill", DistillRequest, DistillationResult)
 
@@ -74,4 +77,5 @@ ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
     ARM_COMMITMENTS,
     FIRE_COMMITMENT,
     EVALUATE_PREDICATE,
+    CANCEL_COMMITMENT,
 )

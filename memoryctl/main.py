@@ -45,6 +45,7 @@ from memoryctl.cli import (
     errors,
     with_store,
 )
+from memoryctl.commitments import commitments_app
 from memoryctl.consolidate import consolidate_app
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ app.add_typer(schedule_app, name="schedule")
 app.add_typer(db_app, name="db")
 app.add_typer(index_app, name="index")
 app.add_typer(consolidate_app, name="consolidate")
+app.add_typer(commitments_app, name="commitments")
 
 
 @app.command()

@@ -151,6 +151,16 @@ class FireOutcome(WireResult):
     next_at: Instant | None = None
 
 
+class CancelCommitmentRequest(WireModel):
+    commitment_id: CommitmentId
+    memory_ref: MemoryRefField
+
+
+class CancelOutcome(WireResult):
+    commitment_id: str
+    state: CommitmentState | None = None
+
+
 class CommitmentRunResult(WireResult):
     commitment_id: str
     last: FireOutcome

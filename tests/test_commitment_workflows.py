@@ -374,3 +374,27 @@ async def test_a_predicate_toggling_false_true_false_true_fires_exactly_twice(
     assert (final.fires, final.state) == (2, "cancelled")
     await _replay_changes_nothing(engine, store, ref, handle)
     assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
+
+
+async def test_cancelling_the_workflow_cancels_the_commitment(
+    temporal_env: WorkflowEnvironment,
+    worker_task_queue: str,
+    store: PostgresMemoryStore,
+) -> None:
+    client = temporal_env.client
+    ref = unique_ref()
+    await store.put(ref, note("Follow up when the invoice is paid"))
+    await store.put(ref, note("Remind me in 3 weeks to renew the lease"))
+    await _infer(client, worker_task_queue, ref)
+    commitments = await store.commitments.list(ref)
+    assert {c.condition for c in commitments} == {"time", "predicate"}
+    for commitment in commitments:
+        handle = client.get_workflow_handle(commitment_workflow_id(commitment.commitment_id))
+        await handle.cancel()
+        for _ in range(100):
+            if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+                break
+            await asyncio.sleep(0.1)
+        assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    states = {(c.state, c.ended_reason) for c in await store.commitments.list(ref)}
+    assert states == {("cancelled", "cancelled")}

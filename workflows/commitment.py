@@ -12,11 +12,13 @@ ones recorded as missed), cancel is one workflow cancel, and one-off and recurri
 commitments share the same code path.
 
 Start it from the Temporal CLI only through inference (the arming activity derives the
-id and input); ``temporal workflow cancel --workflow-id commitment/<id>`` stops it, and
-`memoryctl commitments cancel` does both that and the store's state.
+id and input). Cancelling it (``temporal workflow cancel --workflow-id commitment/<id>``
+or `memoryctl commitments cancel`) cancels the commitment in the store as well.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from temporalio import workflow
 
@@ -31,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
+    from workflows.commitment_cancel import record_cancellation
     from workflows.commitment_runs import enqueue_agent_run
 
 
@@ -42,6 +45,14 @@ class CommitmentWorkflow:
         workflow.upsert_search_attributes(
             [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
         )
+        try:
+            return await self._occurrence(request)
+        except asyncio.CancelledError:
+            await record_cancellation(request.commitment_id, ref)
+            raise
+
+    async def _occurrence(self, request: CommitmentInput) -> CommitmentRunResult:
+        ref = request.memory_ref
         wait = request.due_at - workflow.now()
         workflow.set_current_details(f"Armed: due {request.due_at.isoformat()}")
         if wait.total_seconds() > 0:

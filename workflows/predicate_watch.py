@@ -12,6 +12,7 @@ transaction as commitment.fired. The watch continues as new when Temporal sugges
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from datetime import timedelta
 
@@ -29,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
+    from workflows.commitment_cancel import record_cancellation
     from workflows.commitment_runs import enqueue_agent_run
 
 MAX_EVALUATIONS_PER_RUN = 200
@@ -54,6 +56,14 @@ class PredicateWatchWorkflow:
         workflow.upsert_search_attributes(
             [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
         )
+        try:
+            return await self._watch(request)
+        except asyncio.CancelledError:
+            await record_cancellation(request.commitment_id, ref)
+            raise
+
+    async def _watch(self, request: PredicateWatchInput) -> PredicateWatchStatus:
+        ref = request.memory_ref
         evaluations, fires = request.evaluations, request.fires
         for _ in range(MAX_EVALUATIONS_PER_RUN):
             self._changed = False

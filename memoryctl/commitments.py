@@ -1,0 +1,214 @@
+"""memoryctl commitments: infer, list, show and cancel inferred commitments.
+
+    memoryctl commitments infer --memory-ref REF [--json]     an inference on Temporal, waited for
+    memoryctl commitments list --memory-ref REF [--state armed] [--json]
+    memoryctl commitments show --memory-ref REF --id cmt-... [--json]
+    memoryctl commitments cancel --memory-ref REF --id cmt-... [--json]
+    memoryctl commitments timezone --tenant acme [Europe/Berlin]
+
+list and cancel print ids, states, instants and counts; show also serves the intention
+as the entry stores it (SR-1 redacted when written). Events never carry that text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import typer
+from rich.table import Table
+
+from memoryctl.cli import (
+    EXIT_FAILED,
+    MemoryRefOption,
+    _checked_ref,
+    _print_json,
+    _run,
+    _temporal,
+    console,
+    errors,
+    with_store,
+)
+
+if TYPE_CHECKING:
+    from schemas.commitments import CommitmentInferenceResult, CommitmentRecord
+
+commitments_app = typer.Typer(
+    no_args_is_help=True, help="Inferred commitments: reminders and follow-ups kept once."
+)
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+IdOption = Annotated[str, typer.Option("--id", help="A commitment id (cmt-...).")]
+StateOption = Annotated[
+    Literal["armed", "fired", "cancelled", "expired", "missed"] | None,
+    typer.Option("--state", help="Only commitments in this state."),
+]
+
+
+class _Failed(Exception):
+    """The one line to print for a refusal."""
+
+    exit_status = EXIT_FAILED
+
+
+@commitments_app.command("infer")
+def infer(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
+    """Start a CommitmentInferenceWorkflow for the memoryRef and wait for its counts."""
+    ref = _checked_ref(memory_ref)
+
+    async def action() -> CommitmentInferenceResult:
+        from temporalio.client import WorkflowFailureError
+        from temporalio.common import WorkflowIDReusePolicy
+        from temporalio.exceptions import WorkflowAlreadyStartedError
+
+        from runtime.settings import Settings
+        from schemas.commitments import CommitmentInferenceInput
+        from workflows.commitment_inference import (
+            CommitmentInferenceWorkflow,
+            inference_workflow_id,
+        )
+
+        client = await _temporal()
+        try:
+            handle = await client.start_workflow(
+                CommitmentInferenceWorkflow.run,
+                CommitmentInferenceInput(memory_ref=ref),
+                id=inference_workflow_id(ref),
+                task_queue=Settings().task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                static_summary=f"infer commitments of {ref} (memoryctl)",
+            )
+        except WorkflowAlreadyStartedError:
+            raise _Failed(f"an inference over {ref} is already running") from None
+        errors.print(f"inferring commitments of {ref}: workflow {handle.id} started")
+        try:
+            return await handle.result()
+        except WorkflowFailureError as error:
+            raise _Failed(f"the inference failed: {error.cause}") from None
+
+    result = _run(action)
+    if as_json:
+        _print_json(result.to_wire())
+        return
+    found = result.inference
+    console.print(
+        f"{found.scanned} entries scanned, {found.created} new commitments "
+        f"({found.time_commitments} time, {found.predicate_commitments} predicate), "
+        f"{found.already_known} already known, {result.armed.started} workflows started"
+    )
+    if found.unparsable_ids:
+        console.print(f"unparsable ({found.unparsable_count}): {', '.join(found.unparsable_ids)}")
+
+
+def _table(rows: list[CommitmentRecord]) -> Table:
+    table = Table()
+    for column in ("id", "entry", "condition", "state", "next", "fired", "missed"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            row.commitment_id,
+            row.memory_id,
+            row.condition,
+            row.state,
+            row.next_at.isoformat() if row.next_at else "",
+            str(row.fire_count),
+            str(row.missed_count),
+        )
+    return table
+
+
+@commitments_app.command("list")
+def list_(
+    memory_ref: MemoryRefOption, state: StateOption = None, as_json: JsonOption = False
+) -> None:
+    """The memoryRef's commitments, oldest first."""
+    ref = _checked_ref(memory_ref)
+    rows = with_store(lambda store: store.commitments.list(ref, state=state))
+    if as_json:
+        _print_json([row.to_wire() for row in rows])
+    elif rows:
+        console.print(_table(rows))
+    else:
+        console.print("no commitments")
+
+
+@commitments_app.command("show")
+def show(memory_ref: MemoryRefOption, commitment_id: IdOption, as_json: JsonOption = False) -> None:
+    """One commitment: its record, its occurrence ledger, the parsed condition and the
+    intention as stored (redacted)."""
+    ref = _checked_ref(memory_ref)
+    detail = with_store(lambda store: store.commitments.show(ref, commitment_id))
+    if detail is None:
+        errors.print(f"error: no commitment {commitment_id} in {ref}", markup=False, style="red")
+        raise typer.Exit(EXIT_FAILED)
+    if as_json:
+        _print_json(detail.to_wire())
+        return
+    console.print(_table([detail.commitment]))
+    console.print(f"intention: {detail.intention or '(source entry forgotten)'}", markup=False)
+    console.print(f"condition: {detail.spec}", markup=False)
+    for occurrence in detail.occurrences:
+        console.print(
+            f"  {occurrence.occurrence}: {occurrence.outcome} at {occurrence.fired_at.isoformat()}"
+            + (f", event #{occurrence.event_seq}" if occurrence.event_seq else "")
+            + (f", run {occurrence.enqueued_run_id}" if occurrence.enqueued_run_id else ""),
+            markup=False,
+        )
+
+
+@commitments_app.command("cancel")
+def cancel(
+    memory_ref: MemoryRefOption, commitment_id: IdOption, as_json: JsonOption = False
+) -> None:
+    """Cancel an armed commitment: the store first (nothing fires after this), then its
+    workflow (so no timer is left sleeping)."""
+    ref = _checked_ref(memory_ref)
+
+    async def action() -> CommitmentRecord:
+        from temporalio.service import RPCError, RPCStatusCode
+
+        from memory.store import PostgresMemoryStore
+        from memoryctl.cli import _engine
+        from schemas.commitments import commitment_workflow_id
+
+        engine = _engine()
+        try:
+            record = await PostgresMemoryStore(engine).commitments.cancel(ref, commitment_id)
+        finally:
+            await engine.dispose()
+        if record is None:
+            raise _Failed(f"no commitment {commitment_id} in {ref}")
+        client = await _temporal()
+        try:
+            await client.get_workflow_handle(commitment_workflow_id(commitment_id)).cancel()
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+        return record
+
+    record = _run(action)
+    if as_json:
+        _print_json(record.to_wire())
+    else:
+        console.print(f"{record.commitment_id}: {record.state}")
+
+
+@commitments_app.command("timezone")
+def timezone(
+    tenant: Annotated[
+        str, typer.Option("--tenant", help="The tenant (memoryRef's first segment).")
+    ],
+    zone: Annotated[str | None, typer.Argument(help="IANA zone, e.g. Europe/Berlin.")] = None,
+) -> None:
+    """Show or set the zone a tenant's time expressions mean (default UTC)."""
+
+    async def action() -> str:
+        from memory.store import PostgresMemoryStore
+        from memoryctl.cli import _engine
+
+        engine = _engine()
+        try:
+            book = PostgresMemoryStore(engine).commitments
+            return await (book.set_time_zone(tenant, zone) if zone else book.time_zone(tenant))
+        finally:
+            await engine.dispose()
+
+    console.print(_run(action))

@@ -1,0 +1,25 @@
+"""What a commitment's workflow does when it is cancelled: cancel the commitment in the
+store before ending as cancelled, so `temporal workflow cancel --workflow-id
+commitment/<id>` is as final as `memoryctl commitments cancel` (which cancels the store
+first, then the workflow; both orders end in the same state)."""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from activities.contracts import CANCEL_COMMITMENT
+    from schemas.commitments import CancelCommitmentRequest
+    from schemas.memory_ref import MemoryRef
+    from workflows import policies
+    from workflows.activity_calls import call
+
+
+async def record_cancellation(commitment_id: str, memory_ref: MemoryRef) -> None:
+    outcome = await call(
+        CANCEL_COMMITMENT,
+        CancelCommitmentRequest(commitment_id=commitment_id, memory_ref=memory_ref),
+        policies.FIRE,
+        summary="the workflow was cancelled: cancel the commitment",
+    )
+    workflow.logger.info("commitment %s cancelled (state %s)", commitment_id, outcome.state)
