@@ -38,6 +38,8 @@ bench:
 	$(PY) -m benchmarks.distillation_bench
 	$(PY) -m benchmarks.forget_bench
 	$(PY) -m benchmarks.consolidation_bench
+	$(PY) -m benchmarks.commitment_parser_bench
+	$(PY) -m benchmarks.commitments_bench
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache

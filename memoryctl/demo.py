@@ -173,6 +173,17 @@ async def show_results(
                 "(memoryctl consolidate audit | conflicts | undo)",
                 soft_wrap=True,
             )
+        commitments = result.commitments
+        if commitments is not None:
+            found = commitments.inference
+            console.print(
+                f"commitments: {found.created} new ({found.time_commitments} time, "
+                f"{found.predicate_commitments} predicate), {found.unparsable_count} "
+                f"unparsable, {commitments.armed.started} workflows armed "
+                f"(memoryctl commitments list --memory-ref {ref})",
+                soft_wrap=True,
+                markup=False,
+            )
         distillation = result.distillation
         if distillation and distillation.archive_checksum:
             console.print(

@@ -140,3 +140,51 @@ async def test_readme_consolidation_commands_run_a_pass(
     assert (event.payload["inputCount"], event.payload["outputCount"]) == (4, 3)
     assert event.payload["trigger"] == "on-demand"
     assert len(await store.conflicts(REF)) == 1
+
+
+async def test_readme_commitment_commands_infer_signal_and_cancel(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    await store.put(REF, note("Remind me when the SOC2 report is filed", id="mem-88"))
+    commands = readme_commands("temporal-cli-commitments")
+    assert [c.split()[1:3] for c in commands] == [
+        ["workflow", "start"],
+        ["workflow", "result"],
+        ["workflow", "list"],
+        ["workflow", "signal"],
+        ["workflow", "cancel"],
+    ]
+    worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
+    async with worker:
+        started = await asyncio.to_thread(run, commands[0], address)
+        assert started.returncode == 0, started.stderr
+        waited = await asyncio.to_thread(run, commands[1], address)
+        assert waited.returncode == 0, waited.stderr
+        assert re.search(r"\"predicateCommitments\":\s*1\b", waited.stdout), waited.stdout
+        (commitment,) = await store.commitments.list(REF)
+        listed = await asyncio.to_thread(run, commands[2], address)
+        assert listed.returncode == 0 and commitment.commitment_id in listed.stdout
+        assert commitment.commitment_id in commands[3]  # the README's id is the real one
+        await store.put(REF, note("SOC2 report filed", "soc2-report-filed"))
+        signalled = await asyncio.to_thread(run, commands[3], address)
+        assert signalled.returncode == 0, signalled.stderr
+        for _ in range(100):
+            if await store.events(REF, types=["commitment.fired"]):
+                break
+            await asyncio.sleep(0.1)
+        cancelled = await asyncio.to_thread(run, commands[4], address)
+        assert cancelled.returncode == 0, cancelled.stderr
+        for _ in range(100):
+            if (await store.commitments.list(REF))[0].state == "cancelled":
+                break
+            await asyncio.sleep(0.1)
+    (event,) = await store.events(REF, types=["commitment.fired"])
+    assert event.payload == {
+        "commitmentId": commitment.commitment_id,
+        "memoryRef": REF,
+        "memoryId": "mem-88",
+        "condition": "predicate",
+        "enqueuedRunId": f"commitment-run/{commitment.commitment_id}/transition:1",
+    }
+    assert (await store.commitments.list(REF))[0].state == "cancelled"
