@@ -175,10 +175,10 @@ async def show_results(
             )
         commitments = result.commitments
         if commitments is not None:
-            found = commitments.inference
+            inferred = commitments.inference
             console.print(
-                f"commitments: {found.created} new ({found.time_commitments} time, "
-                f"{found.predicate_commitments} predicate), {found.unparsable_count} "
+                f"commitments: {inferred.created} new ({inferred.time_commitments} time, "
+                f"{inferred.predicate_commitments} predicate), {inferred.unparsable_count} "
                 f"unparsable, {commitments.armed.started} workflows armed "
                 f"(memoryctl commitments list --memory-ref {ref})",
                 soft_wrap=True,
