@@ -256,3 +256,39 @@ def with_store(use: Callable[[PostgresMemoryStore], Awaitable[T]]) -> T:
             await engine.dispose()
 
     return _run(action)
+
+
+class WorkflowRefused(Exception):
+    """The workflow could not start or failed; the message is the one line to print."""
+
+    exit_status = EXIT_FAILED
+
+
+async def start_and_wait(
+    run: Any, argument: Any, *, workflow_id: str, summary: str, busy: str, what: str
+) -> Any:
+    """Start a workflow on the configured task queue (a new run of a closed id is
+    allowed; a running one is refused with ``busy``) and wait for its result."""
+    from temporalio.client import WorkflowFailureError
+    from temporalio.common import WorkflowIDReusePolicy
+    from temporalio.exceptions import WorkflowAlreadyStartedError
+
+    from runtime.settings import Settings
+
+    client = await _temporal()
+    try:
+        handle = await client.start_workflow(
+            run,
+            argument,
+            id=workflow_id,
+            task_queue=Settings().task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            static_summary=summary,
+        )
+    except WorkflowAlreadyStartedError:
+        raise WorkflowRefused(busy) from None
+    errors.print(f"{what}: workflow {handle.id} started, waiting for it")
+    try:
+        return await handle.result()
+    except WorkflowFailureError as error:
+        raise WorkflowRefused(f"the workflow failed: {error.cause}") from None

@@ -26,8 +26,10 @@ from memoryctl.cli import (
     _temporal,
     console,
     errors,
+    start_and_wait,
     with_store,
 )
+from schemas.memory_ref import parse_memory_ref
 
 if TYPE_CHECKING:
     from schemas.commitments import CommitmentInferenceResult, CommitmentRecord
@@ -55,34 +57,21 @@ def infer(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     ref = _checked_ref(memory_ref)
 
     async def action() -> CommitmentInferenceResult:
-        from temporalio.client import WorkflowFailureError
-        from temporalio.common import WorkflowIDReusePolicy
-        from temporalio.exceptions import WorkflowAlreadyStartedError
-
-        from runtime.settings import Settings
         from schemas.commitments import CommitmentInferenceInput
         from workflows.commitment_inference import (
             CommitmentInferenceWorkflow,
             inference_workflow_id,
         )
 
-        client = await _temporal()
-        try:
-            handle = await client.start_workflow(
-                CommitmentInferenceWorkflow.run,
-                CommitmentInferenceInput(memory_ref=ref),
-                id=inference_workflow_id(ref),
-                task_queue=Settings().task_queue,
-                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-                static_summary=f"infer commitments of {ref} (memoryctl)",
-            )
-        except WorkflowAlreadyStartedError:
-            raise _Failed(f"an inference over {ref} is already running") from None
-        errors.print(f"inferring commitments of {ref}: workflow {handle.id} started")
-        try:
-            return await handle.result()
-        except WorkflowFailureError as error:
-            raise _Failed(f"the inference failed: {error.cause}") from None
+        result: CommitmentInferenceResult = await start_and_wait(
+            CommitmentInferenceWorkflow.run,
+            CommitmentInferenceInput(memory_ref=parse_memory_ref(ref)),
+            workflow_id=inference_workflow_id(ref),
+            summary=f"infer commitments of {ref} (memoryctl)",
+            busy=f"an inference over {ref} is already running",
+            what=f"inferring commitments of {ref}",
+        )
+        return result
 
     result = _run(action)
     if as_json:

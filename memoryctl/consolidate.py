@@ -16,14 +16,12 @@ import typer
 from rich.table import Table
 
 from memoryctl.cli import (
-    EXIT_FAILED,
     MemoryRefOption,
     _checked_ref,
     _print_json,
     _run,
-    _temporal,
     console,
-    errors,
+    start_and_wait,
     with_store,
 )
 
@@ -31,12 +29,6 @@ if TYPE_CHECKING:
     from schemas.consolidation import (
         ConsolidationResult,
     )
-
-
-class _Refused(Exception):
-    """The pass could not run or failed; the message is the one line to print."""
-
-    exit_status = EXIT_FAILED
 
 
 consolidate_app = typer.Typer(
@@ -52,31 +44,18 @@ def run(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     ref = _checked_ref(memory_ref)
 
     async def action() -> ConsolidationResult:
-        from temporalio.client import WorkflowFailureError
-        from temporalio.common import WorkflowIDReusePolicy
-        from temporalio.exceptions import WorkflowAlreadyStartedError
-
-        from runtime.settings import Settings
         from schemas.consolidation import ConsolidationInput
         from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
 
-        client = await _temporal()
-        try:
-            handle = await client.start_workflow(
-                ConsolidationWorkflow.run,
-                ConsolidationInput(memory_ref=ref),
-                id=consolidation_workflow_id(ref),
-                task_queue=Settings().task_queue,
-                id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-                static_summary=f"consolidate {ref} (memoryctl)",
-            )
-        except WorkflowAlreadyStartedError:
-            raise _Refused(f"a consolidation of {ref} is already running") from None
-        errors.print(f"consolidating {ref}: workflow {handle.id} started, waiting for it")
-        try:
-            return await handle.result()
-        except WorkflowFailureError as error:
-            raise _Refused(f"the pass failed: {error.cause}") from None
+        result: ConsolidationResult = await start_and_wait(
+            ConsolidationWorkflow.run,
+            ConsolidationInput(memory_ref=ref),
+            workflow_id=consolidation_workflow_id(ref),
+            summary=f"consolidate {ref} (memoryctl)",
+            busy=f"a consolidation of {ref} is already running",
+            what=f"consolidating {ref}",
+        )
+        return result
 
     result = _run(action)
     if as_json:
