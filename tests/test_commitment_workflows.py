@@ -5,9 +5,14 @@ timer fires, repeated inference, predicate transitions, and the enqueued run's t
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -49,6 +54,8 @@ from workflows.commitment import CommitmentWorkflow
 from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.predicate_watch import PredicateWatchWorkflow
 from workflows.registry import ALL_WORKFLOWS
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 async def _infer(
@@ -398,3 +405,54 @@ async def test_cancelling_the_workflow_cancels_the_commitment(
         assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
     states = {(c.state, c.ended_reason) for c in await store.commitments.list(ref)}
     assert states == {("cancelled", "cancelled")}
+
+
+async def test_a_worker_killed_with_the_timer_pending_fires_once_after_restart(
+    temporal_env: WorkflowEnvironment,
+    store: PostgresMemoryStore,
+    engine: AsyncEngine,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    """SIGKILL, not a clean stop: the dead worker's sticky cache and queue are lost, and
+    the timer's workflow task must find the new worker."""
+    client = temporal_env.client
+    task_queue = f"killed-{uuid.uuid4().hex[:8]}"
+    ref = unique_ref()
+    back = PostgresMemoryStore(
+        engine, clock=lambda: datetime.now(UTC) - timedelta(days=5) + timedelta(seconds=8)
+    )
+    await back.put(ref, note("Remind me in 5 days to renew the domain"))
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "worker.py")],
+        env={
+            **os.environ,
+            "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+            "TEMPORAL_NAMESPACE": "default",
+            "AGENT_MEMORY_TASK_QUEUE": task_queue,
+            "DATABASE_URL": database_url,
+            "AGENT_MEMORY_SECRETS_FILE": str(tmp_path / "secrets.json"),
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        await _infer(client, task_queue, ref, enqueue_runs=False)
+        (commitment,) = await store.commitments.list(ref)
+        process.send_signal(signal.SIGKILL)
+        await asyncio.to_thread(process.wait, 10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert commitment.next_at is not None and commitment.fire_count == 0
+    # The timer fires while no worker runs.
+    await asyncio.sleep((commitment.next_at - datetime.now(UTC)).total_seconds() + 2)
+    assert (await store.commitments.list(ref))[0].fire_count == 0
+    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
+    async with build_worker(client, settings, store, StaticSecretVault({})):
+        handle = client.get_workflow_handle_for(
+            CommitmentWorkflow.run, commitment_workflow_id(commitment.commitment_id)
+        )
+        assert (await asyncio.wait_for(handle.result(), 60)).last.status == "fired"
+    assert len(await _ledger(engine, commitment.commitment_id)) == 1
+    assert len(await _fired(store, ref)) == 1
