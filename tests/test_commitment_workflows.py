@@ -20,7 +20,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHistory
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHistory,
+)
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.testing import WorkflowEnvironment
@@ -48,6 +53,7 @@ from schemas.memory_ref import parse_memory_ref
 from tests.clock_workflows import WaitWorkflow
 from tests.factories import note, unique_ref
 from tests.scan import row_counts
+from tests.workflow_runs import application_error
 from worker import build_worker
 from workflows.agent_run import AgentRunWorkflow
 from workflows.commitment import CommitmentWorkflow
@@ -456,3 +462,39 @@ async def test_a_worker_killed_with_the_timer_pending_fires_once_after_restart(
         assert (await asyncio.wait_for(handle.result(), 60)).last.status == "fired"
     assert len(await _ledger(engine, commitment.commitment_id)) == 1
     assert len(await _fired(store, ref)) == 1
+
+
+async def test_bad_input_fails_the_workflow_naming_the_field_and_stores_nothing(
+    temporal_env: WorkflowEnvironment,
+    worker_task_queue: str,
+    store: PostgresMemoryStore,
+    engine: AsyncEngine,
+) -> None:
+    client = temporal_env.client
+    ref = unique_ref()
+    await store.put(ref, note("Remind me in 5 days to renew the domain"))
+    before = await row_counts(engine)
+    bad_inputs: list[tuple[str, dict[str, object], str]] = [
+        ("CommitmentInferenceWorkflow", {"memoryRef": ref, "timeZone": "Mars/Olympus"}, "timeZone"),
+        ("CommitmentInferenceWorkflow", {"memoryRef": "mem://../x"}, "memoryRef"),
+        (
+            "CommitmentWorkflow",
+            {"commitmentId": "not-an-id", "memoryRef": ref, "dueAt": "2026-12-01T00:00:00Z"},
+            "commitmentId",
+        ),
+        (
+            "PredicateWatchWorkflow",
+            {"commitmentId": "cmt-00", "memoryRef": ref, "cadenceSeconds": 0},
+            "cadenceSeconds",
+        ),
+    ]
+    for workflow_type, raw, field in bad_inputs:
+        handle = await client.start_workflow(
+            workflow_type, raw, id=f"bad-{uuid.uuid4().hex[:8]}", task_queue=worker_task_queue
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await asyncio.wait_for(handle.result(), 30)
+        error = application_error(failure.value)
+        assert error.non_retryable and field in str(error), (workflow_type, str(error))
+    assert await row_counts(engine) == before
+    assert await store.commitments.list(ref) == []
