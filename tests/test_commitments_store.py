@@ -328,3 +328,17 @@ async def test_an_entry_tagged_as_an_intention_is_inferred_in_any_case(
     (row,) = await book.commitments.list(ref)
     assert row.memory_id == tagged.id
     assert row.next_at == datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
+
+
+async def test_a_firing_held_up_by_an_outage_is_as_late_as_its_claim(
+    book: PostgresMemoryStore, clock: Clock
+) -> None:
+    ref = unique_ref()
+    await book.put(ref, note("Remind me in 5 days to renew the domain"))
+    await _infer(book, ref)
+    (row,) = await book.commitments.list(ref)
+    assert row.next_at is not None
+    # The timer fired on time, but the store was unreachable for three hours.
+    clock.now = row.next_at + timedelta(hours=3)
+    outcome = await _fire(book, ref, row.commitment_id, row.next_at, row.next_at)
+    assert outcome.status == "missed" and await _fired_events(book, ref) == []

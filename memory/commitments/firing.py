@@ -7,8 +7,9 @@ the claim and returns what was recorded, so a crash anywhere fires at most once.
 predicate evaluation does the same for (commitment_id, transition:<n>) on each
 false -> true change.
 
-Catch-up policy: an occurrence fired more than ``grace_seconds`` after its instant (the
-worker was down, or the commitment was inferred after its time) is recorded as missed,
+Catch-up policy: an occurrence claimed more than ``grace_seconds`` after its instant (the
+worker or the store was down, or the commitment was inferred after its time) is recorded
+as missed,
 with no event and no run. A recurring commitment then skips to its first instant after
 now, so an outage of weeks costs one decision, never a flood of stale reminders.
 """
@@ -136,7 +137,9 @@ async def fire_time_occurrence(
         )
     if row.state != "armed" or row.spec is None:
         return FireOutcome(commitment_id=row.commitment_id, status="not-armed", state=row.state)
-    late = request.fired_at - request.due_at > timedelta(seconds=request.grace_seconds)
+    # Late by the later of the timer's firing (workflow time) and this claim (the store's
+    # clock): a firing held up by a store outage is as late as its claim.
+    late = max(request.fired_at, now) - request.due_at > timedelta(seconds=request.grace_seconds)
     seq, run_id = (
         (None, None) if late else await _record_fire(connection, row, ref, occurrence, now)
     )
