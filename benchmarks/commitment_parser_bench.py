@@ -53,7 +53,8 @@ from zoneinfo import ZoneInfo
 from benchmarks.commitment_phrases import CASES, Case
 from memory.commitments.inference import Inferred, Unparsable, infer_commitment
 from memory.commitments.recurrence import parse_recurrence, rrule_parts
-from memory.commitments.time_grammar import localize, parse_time_phrase
+from memory.commitments.time_resolution import parse_time_phrase
+from memory.commitments.time_words import localize
 
 T = TypeVar("T")
 RESULTS_DIR = Path(__file__).with_name("results")

@@ -24,7 +24,8 @@ from memory.commitments.recurrence import (
     occurrences,
     parse_recurrence,
 )
-from memory.commitments.time_grammar import ParsedTime, localize, parse_time_phrase
+from memory.commitments.time_resolution import parse_time_phrase
+from memory.commitments.time_words import ParsedTime, localize
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -17,7 +17,7 @@ with Dana"):
 2. a recurrence word ("every", "each", "daily", "weekdays", "on Mondays", ...) ->
    RecurringSpec (recurrence.py), or unparsable when the grammar cannot read it: a
    recurrence is never read as one date;
-3. otherwise a one-off time -> OnceSpec (time_grammar.py); a time not after said_at is
+3. otherwise a one-off time -> OnceSpec (time_resolution.py); a time not after said_at is
    unparsable.
 
 Relative phrasings resolve from ``said_at``, the entry's creation time, never from when
@@ -41,13 +41,9 @@ from zoneinfo import ZoneInfo
 from memory.commitments.conditions import find_clause, predicate_for_clause
 from memory.commitments.phrasing import split_intention
 from memory.commitments.recurrence import has_recurrence_signal, parse_recurrence, rrule_parts
-from memory.commitments.time_grammar import (
-    normalize_text,
-    parse_time_phrase,
-    resolve,
-    scan,
-    starts_with_time,
-)
+from memory.commitments.time_grammar import scan
+from memory.commitments.time_resolution import parse_time_phrase, resolve, starts_with_time
+from memory.commitments.time_words import normalize_text
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
 
 

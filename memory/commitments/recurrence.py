@@ -12,7 +12,7 @@ Conventions:
 
 - The rule is written out in full, so the RRULE body alone says when it fires:
   BYHOUR/BYMINUTE/BYSECOND are always set for daily and longer periods (09:00 when no
-  time is given; "every morning/evening" use the parts of day of time_grammar), and a
+  time is given; "every morning/evening" use the parts of day of time_words), and a
   bare "weekly"/"monthly"/"yearly" takes its day from when it was said (BYDAY,
   BYMONTHDAY, BYMONTH+BYMONTHDAY). INTERVAL is written only when it is not 1.
 - ``dtstart`` is the start of the period the phrase was said in (that day, that
@@ -28,7 +28,7 @@ Conventions:
 - "at 17:00 UTC"/"GMT" makes the rule run in UTC; a clock time next to another zone
   abbreviation ("5pm PST") gives None.
 - Occurrences are generated on naive local wall-clock times and then localized with
-  ``time_grammar.localize`` (a time in a spring-forward gap moves forward by the gap,
+  ``time_words.localize`` (a time in a spring-forward gap moves forward by the gap,
   an ambiguous one takes its first occurrence): 17:00 stays 17:00 local across DST.
   Hourly and minutely rules follow the wall clock too, so they skip the repeated hour
   of a fall-back night.
@@ -47,7 +47,8 @@ from zoneinfo import ZoneInfo
 from dateutil.relativedelta import relativedelta
 from dateutil.rrule import rrule, rrulestr
 
-from memory.commitments.time_grammar import (
+from memory.commitments.time_grammar import scan
+from memory.commitments.time_words import (
     DEFAULT_TIME,
     MONTHS,
     NUMBER_WORDS,
@@ -58,7 +59,6 @@ from memory.commitments.time_grammar import (
     localize,
     normalize_text,
     ordinal_value,
-    scan,
     weekday_index,
 )
 from schemas.commitment_spec import RecurringSpec
