@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -113,10 +114,28 @@ def _cannot_reach_temporal(reason: str) -> str:
     )
 
 
+_temporal_connected = False
+
+
+def exit_process(status: int) -> NoReturn:
+    """End the command with ``status``. Once a Temporal client was connected, skip the
+    interpreter's finalization: the SDK's Rust runtime threads can crash it
+    (temporalio/sdk-python#300, "PyGILState_Release ... finalizing"), which turned a
+    command that had done its work and printed its output into exit status -11 now and
+    then. Commands close what they own (database engines) before returning."""
+    if _temporal_connected:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    raise SystemExit(status)
+
+
 async def _temporal() -> Client:
     """The client every schedule command uses, failing as Unreachable within seconds."""
     from runtime.client import connect
 
+    global _temporal_connected
+    _temporal_connected = True
     try:
         return await asyncio.wait_for(connect(), TEMPORAL_CONNECT_TIMEOUT_S)
     except TimeoutError:

@@ -43,6 +43,7 @@ from memoryctl.cli import (
     _temporal,
     console,
     errors,
+    exit_process,
     with_store,
 )
 from memoryctl.commitments import commitments_app
@@ -382,8 +383,17 @@ def lineage(
 
 
 def main() -> None:
-    """The console script: click's usage errors (a missing option, --token-budget 0) are
-    one line too, like every other failure, instead of a framed help box."""
+    """The console script (see cli.exit_process for how it ends)."""
+    try:
+        _main()
+    except SystemExit as done:
+        code = done.code
+        exit_process(code if isinstance(code, int) else 0 if code is None else 1)
+
+
+def _main() -> None:
+    """Click's usage errors (a missing option, --token-budget 0) are one line too, like
+    every other failure, instead of a framed help box."""
     # Typer 0.2x vendors click; its exception classes are only importable from there.
     from typer._click.exceptions import UsageError
 
