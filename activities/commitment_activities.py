@@ -17,12 +17,7 @@ from typing import Any
 
 from temporalio import activity
 from temporalio.client import Client
-from temporalio.common import (
-    SearchAttributePair,
-    TypedSearchAttributes,
-    WorkflowIDConflictPolicy,
-    WorkflowIDReusePolicy,
-)
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.boundary import content_free
@@ -34,7 +29,7 @@ from activities.contracts import (
     INFER_COMMITMENTS,
 )
 from memory.commitments.store import CommitmentStore
-from runtime.search_attributes import MEMORY_REF, TENANT
+from runtime.search_attributes import attributes_of
 from schemas.commitments import (
     COMMITMENT_WORKFLOW,
     PREDICATE_WATCH_WORKFLOW,
@@ -94,7 +89,6 @@ class CommitmentActivities:
         else:
             workflow = PREDICATE_WATCH_WORKFLOW
             argument = PredicateWatchInput(commitment_id=row.commitment_id, memory_ref=ref)
-        pairs = [SearchAttributePair(MEMORY_REF, str(ref)), SearchAttributePair(TENANT, ref.tenant)]
         try:
             await self.client.start_workflow(
                 workflow,
@@ -105,7 +99,7 @@ class CommitmentActivities:
                 # closed run with this id may be started again.
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-                search_attributes=TypedSearchAttributes(pairs),
+                search_attributes=attributes_of(ref),
                 static_summary=f"{row.condition} commitment of {ref}",
                 # Not bounded by an execution timeout: a recurring commitment continues
                 # as new for as long as it is armed; cancel ends it.

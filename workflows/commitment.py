@@ -24,7 +24,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import FIRE_COMMITMENT
-    from runtime.search_attributes import MEMORY_REF, TENANT
+    from runtime.search_attributes import updates_of
     from schemas.commitments import (
         COMMITMENT_WORKFLOW,
         CommitmentInput,
@@ -42,9 +42,7 @@ class CommitmentWorkflow:
     @workflow.run
     async def run(self, request: CommitmentInput) -> CommitmentRunResult:
         ref = request.memory_ref
-        workflow.upsert_search_attributes(
-            [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
-        )
+        workflow.upsert_search_attributes(updates_of(ref))
         try:
             return await self._occurrence(request)
         except asyncio.CancelledError:

@@ -15,7 +15,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import ARM_COMMITMENTS, INFER_COMMITMENTS
-    from runtime.search_attributes import MEMORY_REF, TENANT
+    from runtime.search_attributes import updates_of
     from schemas.commitments import (
         ArmCommitmentsRequest,
         CommitmentInferenceInput,
@@ -35,9 +35,7 @@ class CommitmentInferenceWorkflow:
     @workflow.run
     async def run(self, request: CommitmentInferenceInput) -> CommitmentInferenceResult:
         ref = request.memory_ref
-        workflow.upsert_search_attributes(
-            [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
-        )
+        workflow.upsert_search_attributes(updates_of(ref))
         workflow.set_current_details(f"Looking for commitments in {ref}")
         inference = await call(
             INFER_COMMITMENTS,

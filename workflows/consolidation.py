@@ -19,7 +19,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import CONSOLIDATE_MEMORY
-    from runtime.search_attributes import MEMORY_REF, TENANT
+    from runtime.search_attributes import updates_of
     from schemas.consolidation import (
         ConsolidateMemoryRequest,
         ConsolidationInput,
@@ -40,9 +40,7 @@ class ConsolidationWorkflow:
     async def run(self, request: ConsolidationInput) -> ConsolidationResult:
         info = workflow.info()
         ref = request.memory_ref
-        workflow.upsert_search_attributes(
-            [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
-        )
+        workflow.upsert_search_attributes(updates_of(ref))
         workflow.set_current_details(f"Consolidating the long-term memory of {ref}")
         parent = info.parent
         result = await call(

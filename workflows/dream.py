@@ -17,7 +17,7 @@ budget fails the run at once, naming the field (runtime/converter.py).
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import (
     ApplicationError,
     ChildWorkflowError,
@@ -26,7 +26,7 @@ from temporalio.exceptions import (
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import COLLECT_GARBAGE
-    from runtime.search_attributes import MEMORY_REF, TENANT
+    from runtime.search_attributes import attributes_of, updates_of
     from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult
     from schemas.consolidation import ConsolidationInput, ConsolidationResult
     from schemas.memory_ref import MemoryRef
@@ -57,9 +57,7 @@ class DreamWorkflow:
     @workflow.run
     async def run(self, request: DreamInput) -> DreamResult:
         ref = request.memory_ref
-        workflow.upsert_search_attributes(
-            [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
-        )
+        workflow.upsert_search_attributes(updates_of(ref))
         workflow.set_current_details(f"Dreaming over {ref}")
         failure: ChildWorkflowError | None = None
         distillation: DistillationResult | None = None
@@ -112,36 +110,33 @@ class DreamWorkflow:
         )
 
     async def _distill(self, ref: MemoryRef, token_budget: int | None) -> DistillationResult:
-        pairs = [SearchAttributePair(MEMORY_REF, str(ref)), SearchAttributePair(TENANT, ref.tenant)]
         return await workflow.execute_child_workflow(
             DistillationWorkflow.run,
             # Unattended: an entry too large for the budget is reported, never a failure.
             DistillationInput(memory_ref=ref, token_budget=token_budget, when_nothing_fits="defer"),
             id=distillation_workflow_id(ref),
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-            search_attributes=TypedSearchAttributes(pairs),
+            search_attributes=attributes_of(ref),
             static_summary=f"distill {ref}",
         )
 
     async def _consolidate(self, ref: MemoryRef) -> ConsolidationResult:
-        pairs = [SearchAttributePair(MEMORY_REF, str(ref)), SearchAttributePair(TENANT, ref.tenant)]
         return await workflow.execute_child_workflow(
             ConsolidationWorkflow.run,
             ConsolidationInput(memory_ref=ref, trigger="scheduled"),
             id=consolidation_workflow_id(ref),
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-            search_attributes=TypedSearchAttributes(pairs),
+            search_attributes=attributes_of(ref),
             static_summary=f"consolidate {ref}",
         )
 
     async def _infer_commitments(self, ref: MemoryRef) -> CommitmentInferenceResult:
-        pairs = [SearchAttributePair(MEMORY_REF, str(ref)), SearchAttributePair(TENANT, ref.tenant)]
         return await workflow.execute_child_workflow(
             CommitmentInferenceWorkflow.run,
             CommitmentInferenceInput(memory_ref=ref),
             id=inference_workflow_id(ref),
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-            search_attributes=TypedSearchAttributes(pairs),
+            search_attributes=attributes_of(ref),
             static_summary=f"infer commitments of {ref}",
         )
 

@@ -20,7 +20,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import EVALUATE_PREDICATE
-    from runtime.search_attributes import MEMORY_REF, TENANT
+    from runtime.search_attributes import updates_of
     from schemas.commitments import (
         PREDICATE_WATCH_WORKFLOW,
         EvaluatePredicateRequest,
@@ -53,9 +53,7 @@ class PredicateWatchWorkflow:
     @workflow.run
     async def run(self, request: PredicateWatchInput) -> PredicateWatchStatus:
         ref = request.memory_ref
-        workflow.upsert_search_attributes(
-            [MEMORY_REF.value_set(str(ref)), TENANT.value_set(ref.tenant)]
-        )
+        workflow.upsert_search_attributes(updates_of(ref))
         try:
             return await self._watch(request)
         except asyncio.CancelledError:
