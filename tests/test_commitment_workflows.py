@@ -53,6 +53,7 @@ from schemas.memory_ref import parse_memory_ref
 from tests.clock_workflows import WaitWorkflow
 from tests.factories import note, unique_ref
 from tests.scan import row_counts
+from tests.waiting import closed_status
 from tests.workflow_runs import application_error
 from worker import build_worker
 from workflows.agent_run import AgentRunWorkflow
@@ -72,6 +73,15 @@ async def _infer(
         CommitmentInferenceInput(memory_ref=parse_memory_ref(ref), **extra),
         id=f"infer-{uuid.uuid4().hex[:8]}",
         task_queue=task_queue,
+    )
+
+
+def _said_five_days_ago(engine: AsyncEngine, *, due_in_seconds: int) -> PostgresMemoryStore:
+    """A store whose writes were said five days ago, less ``due_in_seconds``: "in 5
+    days" written through it is due that many seconds from now."""
+    return PostgresMemoryStore(
+        engine,
+        clock=lambda: datetime.now(UTC) - timedelta(days=5) + timedelta(seconds=due_in_seconds),
     )
 
 
@@ -196,9 +206,7 @@ async def test_starting_a_commitment_twice_starts_and_fires_it_once(
     client = temporal_env.client
     ref = unique_ref()
     # Said five days ago minus two seconds: due two seconds from now.
-    back = PostgresMemoryStore(
-        engine, clock=lambda: datetime.now(UTC) - timedelta(days=5) + timedelta(seconds=2)
-    )
+    back = _said_five_days_ago(engine, due_in_seconds=2)
     await back.put(ref, note("Remind me in 5 days to renew the domain"))
     first = await _infer(client, worker_task_queue, ref)
     (commitment,) = await store.commitments.list(ref)
@@ -256,9 +264,7 @@ async def test_a_fire_retried_after_its_commit_fires_once(
         return outcome
 
     ref = unique_ref()
-    back = PostgresMemoryStore(
-        engine, clock=lambda: datetime.now(UTC) - timedelta(days=5) + timedelta(seconds=1)
-    )
+    back = _said_five_days_ago(engine, due_in_seconds=1)
     await back.put(ref, note("Remind me in 5 days to renew the domain"))
     others = [
         a
@@ -299,9 +305,7 @@ async def test_a_timer_that_fires_while_no_worker_runs_fires_once_on_restart(
     task_queue = f"restart-{uuid.uuid4().hex[:8]}"
     settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
     ref = unique_ref()
-    back = PostgresMemoryStore(
-        engine, clock=lambda: datetime.now(UTC) - timedelta(days=5) + timedelta(seconds=3)
-    )
+    back = _said_five_days_ago(engine, due_in_seconds=3)
     await back.put(ref, note("Remind me in 5 days to renew the domain"))
     async with build_worker(client, settings, store, StaticSecretVault({})):
         await _infer(client, task_queue, ref, enqueue_runs=False)
@@ -404,11 +408,7 @@ async def test_cancelling_the_workflow_cancels_the_commitment(
     for commitment in commitments:
         handle = client.get_workflow_handle(commitment_workflow_id(commitment.commitment_id))
         await handle.cancel()
-        for _ in range(100):
-            if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
-                break
-            await asyncio.sleep(0.1)
-        assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+        assert await closed_status(handle) == WorkflowExecutionStatus.CANCELED
     states = {(c.state, c.ended_reason) for c in await store.commitments.list(ref)}
     assert states == {("cancelled", "cancelled")}
 
@@ -425,9 +425,7 @@ async def test_a_worker_killed_with_the_timer_pending_fires_once_after_restart(
     client = temporal_env.client
     task_queue = f"killed-{uuid.uuid4().hex[:8]}"
     ref = unique_ref()
-    back = PostgresMemoryStore(
-        engine, clock=lambda: datetime.now(UTC) - timedelta(days=5) + timedelta(seconds=8)
-    )
+    back = _said_five_days_ago(engine, due_in_seconds=8)
     await back.put(ref, note("Remind me in 5 days to renew the domain"))
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "worker.py")],

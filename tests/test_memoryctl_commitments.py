@@ -20,6 +20,7 @@ from schemas.commitments import commitment_workflow_id
 from schemas.memory_ref import parse_memory_ref
 from tests.factories import note, unique_ref
 from tests.test_memoryctl_forget import ok, one_line_error
+from tests.waiting import closed_status
 
 INTENTION = "Remind me next Tuesday at 15:00 to ask Marguerite about the Ostrander lease"
 
@@ -79,11 +80,7 @@ async def test_infer_list_show_and_cancel(
     (after,) = await store.commitments.list(ref)
     assert after.state == "cancelled"
     handle = temporal_env.client.get_workflow_handle(commitment_workflow_id(cid))
-    for _ in range(100):
-        if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
-            break
-        await asyncio.sleep(0.1)
-    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    assert await closed_status(handle) == WorkflowExecutionStatus.CANCELED
 
     # Another tenant's ref finds nothing, whatever the id.
     other = unique_ref()

@@ -20,6 +20,7 @@ from runtime.binaries import temporal_cli
 from runtime.settings import Settings
 from schemas.memory_entry import Tier
 from tests.factories import note
+from tests.waiting import eventually
 from worker import build_worker
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -169,16 +170,18 @@ async def test_readme_commitment_commands_infer_signal_and_cancel(
         await store.put(REF, note("SOC2 report filed", "soc2-report-filed"))
         signalled = await asyncio.to_thread(run, commands[3], address)
         assert signalled.returncode == 0, signalled.stderr
-        for _ in range(100):
-            if await store.events(REF, types=["commitment.fired"]):
-                break
-            await asyncio.sleep(0.1)
+
+        async def fired() -> bool:
+            return bool(await store.events(REF, types=["commitment.fired"]))
+
+        await eventually(fired)
         cancelled = await asyncio.to_thread(run, commands[4], address)
         assert cancelled.returncode == 0, cancelled.stderr
-        for _ in range(100):
-            if (await store.commitments.list(REF))[0].state == "cancelled":
-                break
-            await asyncio.sleep(0.1)
+
+        async def cancelled_in_store() -> bool:
+            return (await store.commitments.list(REF))[0].state == "cancelled"
+
+        await eventually(cancelled_in_store)
     (event,) = await store.events(REF, types=["commitment.fired"])
     assert event.payload == {
         "commitmentId": commitment.commitment_id,
