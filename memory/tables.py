@@ -236,7 +236,6 @@ commitments = Table(
     Column("predicate_holds", Boolean),
     Column("transitions", Integer, nullable=False, server_default="0"),
     Column("enqueue_run", Boolean, nullable=False),
-    Column("workflow_id", Text),
     Column("armed_at", DateTime(timezone=True)),
     Column("ended_reason", Text),
     Column("created_at", DateTime(timezone=True), nullable=False),

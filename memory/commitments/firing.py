@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import TypeAdapter
-from sqlalchemy import and_, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
@@ -232,7 +232,7 @@ async def evaluate_predicate(
     if rising or holds != row.predicate_holds:
         await connection.execute(
             update(C)
-            .where(and_(C.c.commitment_id == row.commitment_id))
+            .where(C.c.commitment_id == row.commitment_id)
             .values(
                 predicate_holds=holds,
                 transitions=transition,

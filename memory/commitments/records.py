@@ -20,6 +20,7 @@ from schemas.commitments import (
     CommitmentRecord,
     CommitmentState,
     OccurrenceRecord,
+    commitment_workflow_id,
 )
 from schemas.memory_ref import MemoryRef
 
@@ -44,7 +45,8 @@ def to_record(row: Any) -> CommitmentRecord:
         missed_count=row.missed_count,
         transitions=row.transitions,
         enqueue_run=row.enqueue_run,
-        workflow_id=row.workflow_id,
+        # Derived, not stored: the id arming started it under (once armed).
+        workflow_id=commitment_workflow_id(row.commitment_id) if row.armed_at else None,
         ended_reason=row.ended_reason,
         created_at=row.created_at,
     )
@@ -135,7 +137,7 @@ async def mark_armed(
     await connection.execute(
         update(C)
         .where(_mine(ref), C.c.commitment_id == any_(texts("ids", ids)))
-        .values(armed_at=now, workflow_id="commitment/" + C.c.commitment_id, updated_at=now)
+        .values(armed_at=now, updated_at=now)
     )
 
 

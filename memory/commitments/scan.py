@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.commitments.inference import Inferred, Unparsable, infer_commitment
-from memory.commitments.phrasing import TRIGGER_SQL_PATTERN
+from memory.commitments.phrasing import INTENTION_TAGS, TRIGGER_SQL_PATTERN
 from memory.commitments.recurrence import first_occurrence
 from memory.rows import E, live, scoped
 from memory.sql_arrays import texts
@@ -34,11 +34,11 @@ from schemas.memory_ref import MemoryRef
 C = tables.commitments
 W = tables.commitment_watermarks
 WATERMARK_OVERLAP = timedelta(minutes=1)
-# Tags that mark an intention, in any case (phrasing.is_tagged_intention agrees).
+# Entries carrying one of phrasing's intention tags, in any case.
 _TAGGED = text(
     "EXISTS (SELECT 1 FROM unnest(memory_entries.tags) AS tag "
-    "WHERE lower(btrim(tag)) IN ('commitment', 'intention'))"
-)
+    "WHERE lower(btrim(tag)) = ANY(:intention_tags))"
+).bindparams(texts("intention_tags", sorted(INTENTION_TAGS)))
 
 
 def checked_zone(name: str) -> ZoneInfo:

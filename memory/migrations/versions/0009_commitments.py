@@ -91,7 +91,6 @@ def upgrade() -> None:
         sa.Column("predicate_holds", sa.Boolean),
         sa.Column("transitions", sa.Integer, nullable=False, server_default="0"),
         sa.Column("enqueue_run", sa.Boolean, nullable=False),
-        sa.Column("workflow_id", sa.Text),
         sa.Column("armed_at", TS),
         sa.Column("ended_reason", sa.Text),
         sa.Column("created_at", TS, nullable=False),
