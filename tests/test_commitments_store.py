@@ -4,6 +4,7 @@ predicates, lifecycle (forget, TTL, supersession, cancel) and CTI-1 binding."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -47,6 +48,16 @@ async def _infer(store: PostgresMemoryStore, ref: str, **extra: object):
     return await store.commitments.infer(
         InferCommitmentsRequest(memory_ref=parse_memory_ref(ref), **extra)
     )
+
+
+async def _one_commitment(store: PostgresMemoryStore, text: str) -> tuple[str, Any, Any]:
+    """A fresh memoryRef with one entry saying ``text``, inferred: (ref, entry, its
+    commitment)."""
+    ref = unique_ref()
+    entry = await store.put(ref, note(text))
+    await _infer(store, ref)
+    (row,) = await store.commitments.list(ref)
+    return ref, entry, row
 
 
 async def _fired_events(store: PostgresMemoryStore, ref: str) -> list[dict[str, object]]:
@@ -142,10 +153,7 @@ async def test_a_commitment_cannot_bind_to_another_tenants_entry(
 async def test_an_occurrence_fires_once_however_often_it_is_claimed(
     book: PostgresMemoryStore, engine: AsyncEngine
 ) -> None:
-    ref = unique_ref()
-    entry = await book.put(ref, note("Remind me in 5 days to renew the domain"))
-    await _infer(book, ref)
-    (row,) = await book.commitments.list(ref)
+    ref, entry, row = await _one_commitment(book, "Remind me in 5 days to renew the domain")
     due = row.next_at
     assert due is not None
     first = await _fire(book, ref, row.commitment_id, due, due + timedelta(seconds=1))
@@ -175,10 +183,7 @@ async def test_an_occurrence_fires_once_however_often_it_is_claimed(
 async def test_an_occurrence_past_the_grace_window_is_missed_not_fired(
     book: PostgresMemoryStore,
 ) -> None:
-    ref = unique_ref()
-    await book.put(ref, note("Remind me in 5 days to renew the domain"))
-    await _infer(book, ref)
-    (row,) = await book.commitments.list(ref)
+    ref, _, row = await _one_commitment(book, "Remind me in 5 days to renew the domain")
     assert row.next_at is not None
     outcome = await _fire(
         book, ref, row.commitment_id, row.next_at, row.next_at + timedelta(hours=3)
@@ -192,10 +197,7 @@ async def test_an_occurrence_past_the_grace_window_is_missed_not_fired(
 async def test_a_recurring_commitment_skips_ahead_after_an_outage_never_floods(
     book: PostgresMemoryStore,
 ) -> None:
-    ref = unique_ref()
-    await book.put(ref, note("Remind me every day at 9:00 to check the queue"))
-    await _infer(book, ref)
-    (row,) = await book.commitments.list(ref)
+    ref, _, row = await _one_commitment(book, "Remind me every day at 9:00 to check the queue")
     due = row.next_at
     assert due == datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
     # The worker was down for ten days; it wakes for the first instant.
@@ -210,10 +212,7 @@ async def test_a_recurring_commitment_skips_ahead_after_an_outage_never_floods(
 async def test_a_predicate_fires_once_per_false_to_true_transition(
     book: PostgresMemoryStore,
 ) -> None:
-    ref = unique_ref()
-    await book.put(ref, note("Follow up when the contract is signed"))
-    await _infer(book, ref)
-    (row,) = await book.commitments.list(ref)
+    ref, _, row = await _one_commitment(book, "Follow up when the contract is signed")
 
     async def evaluate() -> bool:
         outcome = await book.commitments.evaluate(
@@ -239,10 +238,7 @@ async def test_a_predicate_fires_once_per_false_to_true_transition(
 async def test_forgetting_the_source_cancels_and_erases_the_condition(
     book: PostgresMemoryStore, engine: AsyncEngine
 ) -> None:
-    ref = unique_ref()
-    source = await book.put(ref, note("Follow up when the merger with Zyxwvut closes"))
-    await _infer(book, ref)
-    (row,) = await book.commitments.list(ref)
+    ref, source, row = await _one_commitment(book, "Follow up when the merger with Zyxwvut closes")
     assert await tables_holding(engine, "zyxwvut") == ["commitments.spec"]
     await book.forget(ref, ForgetRequest(ids=(source.id,)))
     (after,) = await book.commitments.list(ref)
@@ -288,10 +284,7 @@ async def test_superseding_the_source_cancels_its_commitment(book: PostgresMemor
 
 
 async def test_a_cancelled_commitment_never_fires(book: PostgresMemoryStore) -> None:
-    ref = unique_ref()
-    await book.put(ref, note("Remind me in 5 days to renew the domain"))
-    await _infer(book, ref)
-    (row,) = await book.commitments.list(ref)
+    ref, _, row = await _one_commitment(book, "Remind me in 5 days to renew the domain")
     cancelled = await book.commitments.cancel(ref, row.commitment_id)
     assert cancelled is not None and cancelled.state == "cancelled"
     assert row.next_at is not None
@@ -333,10 +326,7 @@ async def test_an_entry_tagged_as_an_intention_is_inferred_in_any_case(
 async def test_a_firing_held_up_by_an_outage_is_as_late_as_its_claim(
     book: PostgresMemoryStore, clock: Clock
 ) -> None:
-    ref = unique_ref()
-    await book.put(ref, note("Remind me in 5 days to renew the domain"))
-    await _infer(book, ref)
-    (row,) = await book.commitments.list(ref)
+    ref, _, row = await _one_commitment(book, "Remind me in 5 days to renew the domain")
     assert row.next_at is not None
     # The timer fired on time, but the store was unreachable for three hours.
     clock.now = row.next_at + timedelta(hours=3)
