@@ -83,7 +83,11 @@ def _victims(limit: ColumnElement[int]) -> Select[tuple[str]]:
         .where(*evictable, condition)
         .order_by(E.c.priority, E.c.last_accessed_at, E.c.id)
         .limit(limit)
-        for rank, condition in (("0", expired), ("1", or_(E.c.expires_at.is_(None), ~expired)))
+        for rank, condition in (
+            ("0", expired),
+            # Live entries make room only in tiers that evict (episodic, not working).
+            ("1", and_(bindparam("evict_live"), or_(E.c.expires_at.is_(None), ~expired))),
+        )
     ]
     picked = union_all(*branches).subquery()
     return (
@@ -122,6 +126,8 @@ async def evict_over_capacity(
     capacity: int,
     now: datetime,
     protected_ids: Sequence[str] = (),
+    *,
+    evict_live: bool = True,
 ) -> list[PendingEvent]:
     """Make room after a write; the entries just written (protected_ids) never make room
     for themselves, so a tier full of pinned entries rejects the write instead."""
@@ -131,6 +137,7 @@ async def evict_over_capacity(
         "capacity": capacity,
         "now": now,
         "protected_ids": list(protected_ids),
+        "evict_live": evict_live,
     }
     rows = (await connection.execute(_COUNT_AND_EVICT, params)).all()
     overflow = rows[0].overflow

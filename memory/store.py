@@ -123,6 +123,9 @@ class StoreLimits:
     capacity: Mapping[Tier, int] = field(
         default_factory=lambda: {Tier.WORKING: 1000, Tier.EPISODIC: 1000}
     )
+    # RFC-0015 §9.4: a full episodic tier evicts (LRU); a full working tier rejects the
+    # write (429 Memory Capacity Exceeded) and makes room only from expired entries.
+    evicting: frozenset[Tier] = frozenset({Tier.EPISODIC})
 
 
 def _sha256(text: str) -> str:
@@ -153,7 +156,9 @@ _TEXT_ID: TypeAdapter[str] = TypeAdapter(
 _TIER: TypeAdapter[Tier] = TypeAdapter(Tier)
 # The fields a read matches entries by: a value no entry can hold there finds nothing.
 _LIST_MATCH = frozenset({"tag"})
-_QUERY_MATCH = frozenset({"tagsAll", "tagsAny", "tier", "namespace", "subject"})
+_QUERY_MATCH = frozenset(
+    {"tagsAll", "tagsAny", "tier", "namespace", "subject", "key", "namespacePrefix"}
+)
 
 
 def _checked(model: type[M], value: object) -> M:
@@ -320,6 +325,14 @@ class PostgresMemoryStore:
             clauses.append(E.c.pinned.is_(query.pinned))
         if query.subject is not None:
             clauses.append(E.c.subject == query.subject)
+        if query.key is not None:
+            clauses.append(E.c.key == query.key)
+        if query.namespace_prefix is not None:
+            clauses.append(E.c.namespace.startswith(query.namespace_prefix, autoescape=True))
+        if query.updated_after is not None:
+            clauses.append(E.c.updated_at > query.updated_after)
+        if query.updated_before is not None:
+            clauses.append(E.c.updated_at < query.updated_before)
         return clauses
 
     async def query(self, memory_ref: str, query: MemoryQuery) -> builtins.list[HostMemoryEntry]:
@@ -334,6 +347,7 @@ class PostgresMemoryStore:
             .where(*self._query_filter(ref, query))
             .order_by(E.c.created_at.desc(), E.c.id.desc())
             .limit(query.limit)
+            .offset(query.offset)
         )
         async with self._autocommit.connect() as connection:
             rows = (await connection.execute(statement)).all()
@@ -489,7 +503,13 @@ class PostgresMemoryStore:
             for tier in capped_tiers:
                 pending.extend(
                     await evict_over_capacity(
-                        connection, ref, tier, self.limits.capacity[tier], now, ids
+                        connection,
+                        ref,
+                        tier,
+                        self.limits.capacity[tier],
+                        now,
+                        ids,
+                        evict_live=tier in self.limits.evicting,
                     )
                 )
             await append_events(connection, ref, pending, now)

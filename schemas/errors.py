@@ -128,14 +128,14 @@ class DuplicateKey(MemoryError_):
 
 
 class CapacityExceeded(MemoryError_):
-    """Every entry of a full tier is pinned, so nothing can be evicted to make room."""
+    """A full tier has nothing it may evict: a working tier never evicts live entries
+    (RFC-0015 §9.4), and every entry of a full episodic tier is pinned."""
 
     code = ErrorCode.CAPACITY_EXCEEDED
 
     def __init__(self, tier: str, capacity: int) -> None:
-        super().__init__(
-            f"tier {tier!r} is at its capacity of {capacity} entries and every entry is pinned"
-        )
+        reason = "every entry is pinned" if tier != "working" else "working memory is not evicted"
+        super().__init__(f"tier {tier!r} is at its capacity of {capacity} entries ({reason})")
         self.tier = tier
         self.capacity = capacity
 

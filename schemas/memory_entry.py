@@ -13,6 +13,8 @@ from schemas.input_rules import CHECK_TEXT, Metadata, SafeText
 MAX_CONTENT_BYTES = 64 * 1024
 MAX_TAGS = 64
 MAX_LIST_LIMIT = 1000
+# Deep offsets cost a scan of everything skipped; past this, page by updatedBefore.
+MAX_QUERY_OFFSET = 100_000
 
 Tag = Annotated[
     str,
@@ -26,7 +28,7 @@ EntryId = Annotated[
 ]
 Name = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$"),
+    StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/-]*$"),
     CHECK_TEXT,
 ]
 
@@ -141,7 +143,13 @@ class MemoryQuery(WireModel):
     namespace: Name | None = None
     pinned: bool | None = None
     subject: Name | None = None
+    key: Name | None = None
+    # OpenIntent's ``namespace=billing.*``: entries whose namespace starts with this.
+    namespace_prefix: Name | None = None
+    updated_after: Instant | None = None
+    updated_before: Instant | None = None
     limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
+    offset: int = Field(default=0, ge=0, le=MAX_QUERY_OFFSET)
 
 
 class ForgetRequest(WireModel):

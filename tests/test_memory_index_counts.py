@@ -21,6 +21,10 @@ from tests.factories import note, unique_ref
 
 E = tables.entries
 
+# These tests exercise the eviction machinery on the working tier, which by default
+# rejects at capacity instead (RFC-0015 §9.4; see test_a_full_working_tier_rejects).
+EVICTING_WORKING = frozenset({Tier.WORKING, Tier.EPISODIC})
+
 
 async def _index_counts(store: PostgresMemoryStore, ref: str) -> tuple[dict, dict]:
     parsed = parse_memory_ref(ref)
@@ -59,7 +63,7 @@ async def _assert_index_matches_recount(store: PostgresMemoryStore, ref: str) ->
 async def test_index_counts_follow_every_kind_of_write(
     engine: AsyncEngine, store: PostgresMemoryStore
 ) -> None:
-    capped = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 5}))
+    capped = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 5}, evicting=EVICTING_WORKING))
     ref = unique_ref()
     other = unique_ref()
     await store.put_many(other, [note("another ref's note", "red")])

@@ -27,6 +27,10 @@ from tests.factories import unique_ref
 CAPACITY = 20
 OTHER_ENTRIES = 3000
 
+# These tests exercise the eviction machinery on the working tier, which by default
+# rejects at capacity instead (RFC-0015 §9.4; see test_a_full_working_tier_rejects).
+EVICTING_WORKING = frozenset({Tier.WORKING, Tier.EPISODIC})
+
 
 def _entry(content: str, **fields: Any) -> NewMemoryEntry:
     # Not tests.factories.note: these short texts need no history audit.
@@ -168,7 +172,7 @@ async def test_expired_entries_are_evicted_first(engine: AsyncEngine) -> None:
 
 
 async def test_ties_break_by_id_and_new_entries_never_make_room(engine: AsyncEngine) -> None:
-    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 3}))
+    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 3}, evicting=EVICTING_WORKING))
     ref = unique_ref()
     # One batch: the same priority and last access for all three, so the id decides.
     await store.put_many(
@@ -188,7 +192,7 @@ async def test_ties_break_by_id_and_new_entries_never_make_room(engine: AsyncEng
 
 async def test_other_tiers_neither_count_nor_get_evicted(engine: AsyncEngine) -> None:
     store = PostgresMemoryStore(
-        engine, limits=StoreLimits(capacity={Tier.WORKING: 2, Tier.EPISODIC: 2})
+        engine, limits=StoreLimits(capacity={Tier.WORKING: 2, Tier.EPISODIC: 2}, evicting=EVICTING_WORKING)
     )
     ref = unique_ref()
     episodic = [await store.put(ref, _entry(f"episode {i}")) for i in range(2)]

@@ -31,6 +31,10 @@ from schemas.memory_entry import (
 )
 from tests.factories import note, unique_ref
 
+# These tests exercise the eviction machinery on the working tier, which by default
+# rejects at capacity instead (RFC-0015 §9.4; see test_a_full_working_tier_rejects).
+EVICTING_WORKING = frozenset({Tier.WORKING, Tier.EPISODIC})
+
 
 async def _count_rows(engine: AsyncEngine, ref: str) -> int:
     async with engine.connect() as connection:
@@ -101,7 +105,7 @@ async def test_tag_queries_and_or(store: PostgresMemoryStore) -> None:
 
 
 async def test_capacity_evicts_lru_and_never_pinned(engine: AsyncEngine) -> None:
-    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 3}))
+    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 3}, evicting=EVICTING_WORKING))
     ref = unique_ref()
     pinned = await store.put(ref, note("pinned", tier=Tier.WORKING, pinned=True))
     old = await store.put(ref, note("old", tier=Tier.WORKING))
@@ -294,3 +298,19 @@ async def test_editing_content_clears_the_distilled_mark(
         ref, entry.id, EntryChanges(content="the renewal moved to April"), expected_version=3
     )
     assert await distilled_into() is None  # edited: back in the distillation queue
+
+
+async def test_a_full_working_tier_rejects(
+    engine: AsyncEngine,
+) -> None:
+    """RFC-0015 §9.4: working memory at capacity rejects the write (HTTP 429) and evicts
+    nothing live; episodic memory evicts instead."""
+    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 2}))
+    ref = unique_ref()
+    first = await store.put(ref, note("first", tier=Tier.WORKING))
+    await store.put(ref, note("second", tier=Tier.WORKING))
+    with pytest.raises(CapacityExceeded, match="capacity of 2"):
+        await store.put(ref, note("third", tier=Tier.WORKING))
+    assert await _count_rows(engine, ref) == 2
+    assert await store.get(ref, first.id) is not None
+    assert not [e for e in await store.events(ref) if e.type == "memory.evicted"]
