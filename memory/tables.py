@@ -275,3 +275,24 @@ tenant_settings = Table(
     Column("time_zone", Text, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("key_id", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("secret_sha256", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
+    Column("last_used_at", DateTime(timezone=True)),
+)
+
+agent_manifests = Table(
+    "agent_manifests",
+    metadata,
+    Column("tenant", Text, primary_key=True),
+    Column("agent_id", Text, primary_key=True),
+    Column("memory_shape", JSONB, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)

@@ -8,7 +8,9 @@ from runtime.converter import data_converter
 from runtime.settings import Settings
 
 
-async def connect(settings: Settings | None = None) -> Client:
+async def connect(settings: Settings | None = None, *, lazy: bool = False) -> Client:
+    """``lazy``: connect on first use (a service that must start while Temporal is down,
+    such as the HTTP API, which then reports Temporal unavailable instead of failing)."""
     settings = settings or Settings()
     return await Client.connect(
         settings.temporal_address,
@@ -16,4 +18,5 @@ async def connect(settings: Settings | None = None) -> Client:
         # Workflow inputs are pydantic models with camelCase aliases, so JSON from the
         # Temporal CLI (`--input '{"memoryRef": ...}'`) decodes into them directly.
         data_converter=data_converter,
+        lazy=lazy,
     )

@@ -26,3 +26,6 @@ class Settings(BaseSettings):
     task_queue: str = Field(default=DEFAULT_TASK_QUEUE, alias="AGENT_MEMORY_TASK_QUEUE")
     database_url: str | None = Field(default=None, alias="DATABASE_URL")
     secrets_file: str | None = Field(default=None, alias="AGENT_MEMORY_SECRETS_FILE")
+    # The HTTP API (memoryctl serve): where it listens.
+    api_host: str = Field(default="127.0.0.1", alias="AGENT_MEMORY_API_HOST")
+    api_port: int = Field(default=8080, ge=1, le=65535, alias="AGENT_MEMORY_API_PORT")

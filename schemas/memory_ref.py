@@ -19,7 +19,7 @@ from typing import Annotated
 from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from schemas.errors import ErrorCode, InvalidMemoryRef
+from schemas.errors import ErrorCode, InvalidInput, InvalidMemoryRef
 
 SCHEME = "mem://"
 MAX_REF_BYTES = 512
@@ -64,6 +64,20 @@ def parse_memory_ref(raw: object) -> MemoryRef:
                 "'_', '-' and inner '.'"
             )
     return MemoryRef(*segments)
+
+
+def parse_segment(raw: object, field: str) -> str:
+    """One memoryRef segment on its own (a tenant, an agent id), checked by the same
+    grammar, or InvalidInput naming ``field`` and the rule."""
+    if not isinstance(raw, str):
+        raise InvalidInput(field, "must be a string")
+    if len(raw) > MAX_SEGMENT_CHARS or raw in (".", "..") or not _SEGMENT.fullmatch(raw):
+        raise InvalidInput(
+            field,
+            f"must be 1-{MAX_SEGMENT_CHARS} characters of letters, digits, '_', '-' and "
+            "inner '.', starting with a letter or digit",
+        )
+    return raw
 
 
 def try_parse_memory_ref(raw: object) -> MemoryRef | None:

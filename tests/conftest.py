@@ -9,6 +9,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -25,6 +26,9 @@ from runtime.binaries import find_binary, temporal_cli
 from runtime.converter import data_converter
 from runtime.settings import Settings
 from worker import build_worker
+
+if TYPE_CHECKING:
+    from tests.http_app import RunningApi
 
 TEMPLATE_DB = "memory_template"
 _db_counter = itertools.count()
@@ -140,3 +144,24 @@ async def worker_task_queue(
     )
     async with worker:
         yield task_queue
+
+
+# ---------------------------------------------------------------------- HTTP
+
+
+@pytest.fixture
+async def running_api(
+    engine: AsyncEngine,
+    store: PostgresMemoryStore,
+    temporal_env: WorkflowEnvironment,
+    worker_task_queue: str,
+    vault: StaticSecretVault,
+) -> AsyncIterator[RunningApi]:
+    """The HTTP app on a loopback port over this test's store and worker."""
+    from api.app import create_app
+    from memory.api_keys import ApiKeyStore
+    from tests.http_app import RunningApi, api_services, serving
+
+    services = api_services(engine, store, temporal_env.client, worker_task_queue, vault)
+    async with serving(create_app(services)) as url:
+        yield RunningApi(url=url, services=services, keys=ApiKeyStore(engine))

@@ -63,7 +63,9 @@ async def _assert_index_matches_recount(store: PostgresMemoryStore, ref: str) ->
 async def test_index_counts_follow_every_kind_of_write(
     engine: AsyncEngine, store: PostgresMemoryStore
 ) -> None:
-    capped = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 5}, evicting=EVICTING_WORKING))
+    capped = PostgresMemoryStore(
+        engine, limits=StoreLimits(capacity={Tier.WORKING: 5}, evicting=EVICTING_WORKING)
+    )
     ref = unique_ref()
     other = unique_ref()
     await store.put_many(other, [note("another ref's note", "red")])

@@ -172,7 +172,9 @@ async def test_expired_entries_are_evicted_first(engine: AsyncEngine) -> None:
 
 
 async def test_ties_break_by_id_and_new_entries_never_make_room(engine: AsyncEngine) -> None:
-    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 3}, evicting=EVICTING_WORKING))
+    store = PostgresMemoryStore(
+        engine, limits=StoreLimits(capacity={Tier.WORKING: 3}, evicting=EVICTING_WORKING)
+    )
     ref = unique_ref()
     # One batch: the same priority and last access for all three, so the id decides.
     await store.put_many(
@@ -192,7 +194,8 @@ async def test_ties_break_by_id_and_new_entries_never_make_room(engine: AsyncEng
 
 async def test_other_tiers_neither_count_nor_get_evicted(engine: AsyncEngine) -> None:
     store = PostgresMemoryStore(
-        engine, limits=StoreLimits(capacity={Tier.WORKING: 2, Tier.EPISODIC: 2}, evicting=EVICTING_WORKING)
+        engine,
+        limits=StoreLimits(capacity={Tier.WORKING: 2, Tier.EPISODIC: 2}, evicting=EVICTING_WORKING),
     )
     ref = unique_ref()
     episodic = [await store.put(ref, _entry(f"episode {i}")) for i in range(2)]

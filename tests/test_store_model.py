@@ -105,7 +105,9 @@ async def test_tag_queries_and_or(store: PostgresMemoryStore) -> None:
 
 
 async def test_capacity_evicts_lru_and_never_pinned(engine: AsyncEngine) -> None:
-    store = PostgresMemoryStore(engine, limits=StoreLimits(capacity={Tier.WORKING: 3}, evicting=EVICTING_WORKING))
+    store = PostgresMemoryStore(
+        engine, limits=StoreLimits(capacity={Tier.WORKING: 3}, evicting=EVICTING_WORKING)
+    )
     ref = unique_ref()
     pinned = await store.put(ref, note("pinned", tier=Tier.WORKING, pinned=True))
     old = await store.put(ref, note("old", tier=Tier.WORKING))

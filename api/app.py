@@ -1,0 +1,43 @@
+"""The FastAPI application: one factory, so ``memoryctl serve``, the quick start, the
+tests and the benchmark all run the same app."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from api import openwop_routes
+from api.auth import _KeyCache
+from api.body_limit import MAX_BODY_BYTES, BodyLimit
+from api.errors import install_error_handlers
+from api.services import ApiServices
+
+DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
+
+* openwop: `GET /.well-known/openwop` (public), `GET /v1/agents`, and the sample seams
+  under `/v1/host/sample/`.
+* OpenIntent RFC-0015 memory REST under `/api/v1/`.
+
+Every route but discovery needs an API key (`X-API-Key` or `Authorization: Bearer`);
+a key belongs to one tenant and reaches only that tenant's memoryRefs. Errors are
+`{"error": code, "message": ..., "field"?: ...}` and never quote stored content.
+"""
+
+
+def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
+    from api import openintent_routes, seams
+
+    app = FastAPI(
+        title="agent-memory-temporal",
+        version="0.1.0",
+        description=DESCRIPTION,
+        docs_url="/docs",
+        openapi_url="/openapi.json",
+    )
+    app.state.services = api
+    app.state.key_cache = _KeyCache()
+    install_error_handlers(app)
+    app.include_router(openwop_routes.router)
+    app.include_router(seams.router)
+    app.include_router(openintent_routes.router)
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    return app

@@ -1,0 +1,299 @@
+"""OpenIntent RFC-0015 memory REST on the same store (see api/openintent_models.py for
+how agent_id, namespace and value map onto entries).
+
+Two list routes serve the same query: ``GET /api/v1/memory?agent_id=`` answers with the
+RFC's envelope, and ``GET /api/v1/agents/{agent_id}/memory`` with the bare array the
+official SDK (openintent 0.17 ``list_memory``) parses. Routes that address one entry take
+the agent from ``agent_id`` or the ``X-Agent-ID`` header the SDK always sends.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import JSONResponse
+
+from api.auth import Api, Tenant
+from api.errors import ApiError, not_found
+from api.openintent_models import (
+    OPENINTENT_METADATA,
+    CreateMemoryRequest,
+    DeletedEntry,
+    EventPage,
+    LifecycleEvent,
+    MemoryEntryOut,
+    MemoryPage,
+    UpdateMemoryRequest,
+    canonical_value,
+    entry_out,
+    expiry_of,
+    openintent_metadata,
+)
+from api.tenancy import agent_ref
+from schemas.errors import ErrorCode
+from schemas.events import EventType
+from schemas.memory_entry import (
+    MAX_LIST_LIMIT,
+    MAX_QUERY_OFFSET,
+    Attribution,
+    EntryChanges,
+    MemoryQuery,
+    NewMemoryEntry,
+    Tier,
+)
+from schemas.memory_ref import MemoryRef
+
+router = APIRouter(prefix="/api/v1", tags=["OpenIntent memory (RFC-0015)"])
+
+LIFECYCLE_TYPES = (
+    EventType.MEMORY_CREATED,
+    EventType.MEMORY_UPDATED,
+    EventType.MEMORY_DELETED,
+    EventType.MEMORY_ARCHIVED,
+    EventType.MEMORY_EVICTED,
+    EventType.MEMORY_EXPIRED,
+)
+AgentHeader = Annotated[str | None, Header(alias="X-Agent-ID")]
+
+
+def _agent(tenant: str, agent_id: str | None, header: str | None) -> tuple[MemoryRef, str]:
+    chosen = agent_id if agent_id is not None else header
+    if chosen is None:
+        raise ApiError(
+            422,
+            ErrorCode.INVALID_INPUT.value,
+            "agent_id: required (query parameter, body field or X-Agent-ID header)",
+            field="agent_id",
+        )
+    ref = agent_ref(tenant, chosen)
+    return ref, ref.agent
+
+
+def _attribution(header: str | None) -> Attribution | None:
+    return Attribution(agent_id=header[:128]) if header else None
+
+
+@router.post("/memory", status_code=201, response_model=MemoryEntryOut)
+async def create_memory(
+    body: CreateMemoryRequest, api: Api, tenant: Tenant, x_agent_id: AgentHeader = None
+) -> MemoryEntryOut:
+    ref, agent = _agent(tenant, body.agent_id, x_agent_id)
+    now = api.store.now()
+    entry = await api.store.put(
+        str(ref),
+        NewMemoryEntry(
+            content=canonical_value(body.value),
+            tags=body.tags,
+            tier=body.memory_type,
+            namespace=body.namespace,
+            key=body.key,
+            pinned=body.pinned,
+            priority=body.priority,
+            metadata=openintent_metadata(body.scope, body.ttl, body.sensitivity, body.curated_by),
+            expires_at=expiry_of(body.ttl, body.expires_at, now),
+        ),
+        secrets=api.registries.for_tenant(tenant),
+        attribution=_attribution(x_agent_id),
+    )
+    return entry_out(entry, agent)
+
+
+def _query(
+    namespace: str | None,
+    key: str | None,
+    memory_type: Tier | None,
+    tags: str | None,
+    tags_any: str | None,
+    pinned: bool | None,
+    limit: int,
+    offset: int,
+) -> MemoryQuery:
+    def split(raw: str | None) -> tuple[str, ...]:
+        return tuple(t.strip() for t in raw.split(",") if t.strip()) if raw else ()
+
+    prefix = namespace[:-1] if namespace and namespace.endswith("*") else None
+    return MemoryQuery.model_construct(
+        tags_all=split(tags),
+        tags_any=split(tags_any),
+        tier=memory_type,
+        namespace=None if prefix is not None else namespace,
+        namespace_prefix=prefix or None,
+        key=key,
+        pinned=pinned,
+        subject=None,
+        updated_after=None,
+        updated_before=None,
+        limit=limit,
+        offset=offset,
+    )
+
+
+Limit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
+Offset = Annotated[int, Query(ge=0, le=MAX_QUERY_OFFSET)]
+
+
+@router.get("/memory", response_model=MemoryPage)
+async def query_memory(
+    api: Api,
+    tenant: Tenant,
+    x_agent_id: AgentHeader = None,
+    agent_id: str | None = None,
+    namespace: str | None = None,
+    key: str | None = None,
+    memory_type: Tier | None = None,
+    tags: str | None = None,
+    tags_any: str | None = None,
+    pinned: bool | None = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> MemoryPage:
+    ref, agent = _agent(tenant, agent_id, x_agent_id)
+    query = _query(namespace, key, memory_type, tags, tags_any, pinned, limit, offset)
+    found = await api.store.query(str(ref), query)
+    total = await api.store.count(str(ref), query)
+    return MemoryPage(
+        entries=[entry_out(e, agent) for e in found], total=total, limit=limit, offset=offset
+    )
+
+
+@router.get("/agents/{agent_id}/memory", response_model=list[MemoryEntryOut])
+async def list_agent_memory(
+    agent_id: str,
+    api: Api,
+    tenant: Tenant,
+    namespace: str | None = None,
+    key: str | None = None,
+    memory_type: Tier | None = None,
+    tags: str | None = None,
+    tags_any: str | None = None,
+    pinned: bool | None = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> list[MemoryEntryOut]:
+    ref, agent = _agent(tenant, agent_id, None)
+    query = _query(namespace, key, memory_type, tags, tags_any, pinned, limit, offset)
+    return [entry_out(e, agent) for e in await api.store.query(str(ref), query)]
+
+
+@router.get("/memory/events", response_model=EventPage)
+async def memory_events(
+    api: Api,
+    tenant: Tenant,
+    x_agent_id: AgentHeader = None,
+    agent_id: str | None = None,
+    cursor: Annotated[int, Query(ge=0)] = 0,
+    limit: Limit = 100,
+) -> EventPage:
+    """Lifecycle events (RFC-0015 §5) after ``cursor``, oldest first; pass ``next_cursor``
+    back to read on. Events carry ids, never the value."""
+    ref, agent = _agent(tenant, agent_id, x_agent_id)
+    found = await api.store.events(
+        str(ref), after_seq=cursor, limit=limit, types=[t.value for t in LIFECYCLE_TYPES]
+    )
+    events = [
+        LifecycleEvent(
+            seq=e.seq,
+            type=e.type,
+            agent_id=agent,
+            data={
+                "entry_id": e.payload.get("memoryId"),
+                "namespace": e.payload.get("namespace"),
+                "key": e.payload.get("key"),
+                "memory_type": e.payload.get("tier"),
+                "version": e.payload.get("version"),
+                "previous_version": e.payload.get("previousVersion"),
+                "tags": e.payload.get("tags", []),
+            },
+            timestamp=e.occurred_at,
+        )
+        for e in found
+    ]
+    return EventPage(events=events, next_cursor=found[-1].seq if len(found) == limit else None)
+
+
+@router.get("/memory/{entry_id}", response_model=MemoryEntryOut)
+async def get_memory(
+    entry_id: str,
+    api: Api,
+    tenant: Tenant,
+    x_agent_id: AgentHeader = None,
+    agent_id: str | None = None,
+) -> MemoryEntryOut:
+    ref, agent = _agent(tenant, agent_id, x_agent_id)
+    entry = await api.store.get_entry(str(ref), entry_id)
+    if entry is None:
+        raise not_found("memory entry")
+    return entry_out(entry, agent)
+
+
+def _if_match(raw: str | None) -> int:
+    if raw is None:
+        raise ApiError(
+            428,
+            "precondition_required",
+            "If-Match: required, the entry's current version (RFC-0015 §3.2)",
+            field="If-Match",
+        )
+    text = raw.strip().strip('"').removeprefix("W/").strip('"')
+    if not text.isdigit() or not 1 <= int(text) <= 2**31 - 1:
+        raise ApiError(
+            422,
+            ErrorCode.INVALID_INPUT.value,
+            "If-Match: must be the entry's version, an integer from 1 to 2147483647",
+            field="If-Match",
+        )
+    return int(text)
+
+
+@router.patch("/memory/{entry_id}", response_model=MemoryEntryOut)
+async def update_memory(
+    entry_id: str,
+    body: UpdateMemoryRequest,
+    api: Api,
+    tenant: Tenant,
+    if_match: Annotated[str | None, Header(alias="If-Match")] = None,
+    x_agent_id: AgentHeader = None,
+    agent_id: str | None = None,
+) -> MemoryEntryOut:
+    expected = _if_match(if_match)
+    ref, agent = _agent(tenant, agent_id, x_agent_id)
+    current = await api.store.get_entry(str(ref), entry_id, touch=False)
+    if current is None:
+        raise not_found("memory entry")
+    metadata = None
+    if any(v is not None for v in (body.scope, body.ttl, body.sensitivity)):
+        kept = dict(current.metadata.get(OPENINTENT_METADATA) or {})
+        changed = openintent_metadata(body.scope, body.ttl, body.sensitivity, None)
+        kept.update(changed.get(OPENINTENT_METADATA, {}))
+        metadata = {**current.metadata, OPENINTENT_METADATA: kept}
+    updated = await api.store.update(
+        str(ref),
+        entry_id,
+        EntryChanges(
+            content=canonical_value(body.value) if body.value is not None else None,
+            tags=body.tags,
+            pinned=body.pinned,
+            priority=body.priority,
+            metadata=metadata,
+            expires_at=expiry_of(body.ttl, body.expires_at, api.store.now()),
+        ),
+        expected_version=expected,
+        secrets=api.registries.for_tenant(tenant),
+        attribution=_attribution(x_agent_id),
+    )
+    return entry_out(updated, agent)
+
+
+@router.delete("/memory/{entry_id}", response_model=DeletedEntry)
+async def delete_memory(
+    entry_id: str,
+    api: Api,
+    tenant: Tenant,
+    x_agent_id: AgentHeader = None,
+    agent_id: str | None = None,
+) -> DeletedEntry | JSONResponse:
+    ref, _ = _agent(tenant, agent_id, x_agent_id)
+    if not await api.store.delete(str(ref), entry_id):
+        raise not_found("memory entry")
+    return DeletedEntry(id=entry_id, deleted=True)

@@ -1,0 +1,99 @@
+"""openwop: the discovery document (public) and the agent inventory with the RFC 0080
+§C degraded projection."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.auth import Api, Tenant
+from api.discovery import discovery_document, satisfied_dimensions
+from api.errors import ApiError
+from memory.agent_manifests import KnownAgent
+from schemas.discovery import (
+    AgentInventory,
+    AgentInventoryEntry,
+    AgentManifestRequest,
+    DiscoveryDocument,
+    MemoryDimension,
+    degraded_dimensions,
+)
+from schemas.errors import ErrorCode
+from schemas.memory_ref import MemoryRef, parse_segment
+
+router = APIRouter()
+
+
+@router.get(
+    "/.well-known/openwop",
+    response_model=DiscoveryDocument,
+    response_model_by_alias=True,
+    response_model_exclude_none=True,
+    tags=["openwop"],
+    summary="Discovery document, computed from the live state (no credentials)",
+)
+async def discovery(api: Api) -> DiscoveryDocument:
+    state = await api.probe.state()
+    return discovery_document(
+        state,
+        task_queue=api.settings.task_queue,
+        max_entry_bytes=api.store.limits.max_content_bytes,
+    )
+
+
+def _entry(
+    tenant: str, agent: KnownAgent, satisfied: dict[MemoryDimension, bool]
+) -> AgentInventoryEntry:
+    unmet = degraded_dimensions(agent.memory_shape, satisfied) if agent.memory_shape else ()
+    return AgentInventoryEntry(
+        agent_id=agent.agent_id,
+        memory_ref=str(MemoryRef(tenant, agent.agent_id)),
+        memory_shape=agent.memory_shape,
+        # Absent when satisfied (RFC 0080 §C-1): the fields appear only on a gap.
+        memory_degraded=True if unmet else None,
+        degraded_memory_dimensions=unmet or None,
+    )
+
+
+@router.get(
+    "/v1/agents",
+    response_model=AgentInventory,
+    response_model_by_alias=True,
+    response_model_exclude_none=True,
+    tags=["openwop"],
+    summary="Agent inventory with memoryDegraded / degradedMemoryDimensions (RFC 0080 §C)",
+)
+async def agents(api: Api, tenant: Tenant) -> AgentInventory:
+    state = await api.probe.state()
+    # When the database goes away the last inventory read is still served, with every
+    # agent's unmet dimensions stamped (RFC 0080 §C-2: degraded must be observable).
+    if state.database:
+        known = await api.manifests.agents(tenant)
+        api.last_inventory[tenant] = known
+    elif tenant in api.last_inventory:
+        known = api.last_inventory[tenant]
+    else:
+        raise ApiError(
+            503,
+            ErrorCode.STORE_UNAVAILABLE.value,
+            "the memory store is unavailable and this tenant's inventory was never read",
+        )
+    satisfied = satisfied_dimensions(state)
+    return AgentInventory(agents=tuple(_entry(tenant, agent, satisfied) for agent in known))
+
+
+@router.put(
+    "/v1/agents/{agent_id}",
+    response_model=AgentInventoryEntry,
+    response_model_by_alias=True,
+    response_model_exclude_none=True,
+    tags=["openwop"],
+    summary="Register an agent's manifest memoryShape (host extension)",
+)
+async def register_agent(
+    agent_id: str, body: AgentManifestRequest, api: Api, tenant: Tenant
+) -> AgentInventoryEntry:
+    agent_id = parse_segment(agent_id, "agentId")
+    await api.manifests.register(tenant, agent_id, body.memory_shape)
+    state = await api.probe.state()
+    agent = KnownAgent(agent_id=agent_id, memory_shape=body.memory_shape)
+    return _entry(tenant, agent, satisfied_dimensions(state))

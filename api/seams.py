@@ -1,0 +1,286 @@
+"""The openwop sample seams (host-sample-test-seams.md): each runs the real workflow and
+answers in the spec's shapes. They seed their fixtures into the caller's own memoryRef
+with ids derived from the content, so calling a seam twice with the same sources sees an
+unchanged corpus (the stable-archive and idempotence scenarios depend on that).
+
+- POST /v1/host/sample/memory/distill: DistillationWorkflow (RFC 0062).
+- POST /v1/host/sample/memory/consolidate: ConsolidationWorkflow (RFC 0068 §D).
+- POST /v1/host/sample/commitment/fire: an intention entry, CommitmentInferenceWorkflow,
+  then the predicate made true and the watch signalled (RFC 0068 §C). Predicate
+  intentions fire at once; a time intention fires at its instant, so the seam refuses
+  it rather than wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import secrets as random_secrets
+from typing import Annotated, Any
+
+from fastapi import APIRouter
+from pydantic import Field, StrictBool
+
+from api.auth import Api, Tenant
+from api.errors import ApiError
+from api.services import ApiServices
+from api.tenancy import owned_ref
+from api.workflow_calls import run_workflow
+from memory.memory_index import INDEX_PATH
+from memory.redaction import MemorySecretRegistry
+from schemas.base import WireModel
+from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult
+from schemas.consolidation import ConsolidationInput, ConsolidationResult
+from schemas.errors import DuplicateKey
+from schemas.memory_entry import MAX_TAGS, NewMemoryEntry, Tag, Tier
+from schemas.memory_ref import MemoryRef
+from schemas.workflow_io import DistillationInput, DistillationResult, TokenBudget
+
+router = APIRouter(prefix="/v1/host/sample", tags=["openwop seams"])
+
+MAX_SEED_SOURCES = 200
+FIRE_WAIT_S = 30.0
+SeedContent = Annotated[str, Field(min_length=1, max_length=64 * 1024)]
+
+
+class SeedSource(WireModel):
+    content: SeedContent
+    tags: tuple[Tag, ...] = Field(default=(), max_length=MAX_TAGS)
+
+
+class DistillSeamRequest(WireModel):
+    memory_ref: str
+    token_budget: TokenBudget | None = None
+    sources: tuple[SeedContent | SeedSource, ...] | None = Field(
+        default=None, min_length=1, max_length=MAX_SEED_SOURCES
+    )
+    index_emitted: StrictBool = True
+    include_secret_canary: StrictBool = False
+
+
+class ConsolidateSeamRequest(WireModel):
+    memory_ref: str
+    sources: tuple[SeedContent | SeedSource, ...] | None = Field(
+        default=None, min_length=1, max_length=MAX_SEED_SOURCES
+    )
+    include_secret_canary: StrictBool = False
+
+
+class CommitmentFireSeamRequest(WireModel):
+    memory_ref: str
+    intention: Annotated[str, Field(min_length=1, max_length=2000)] = (
+        "Follow up with the customer when the contract is signed"
+    )
+    enqueue_run: StrictBool = True
+
+
+def _seed_id(ref: MemoryRef, source: SeedSource, tier: Tier) -> str:
+    digest = hashlib.sha256(
+        "\x1f".join([str(ref), tier.value, source.content, *source.tags]).encode()
+    ).hexdigest()
+    return f"seed-{digest[:40]}"
+
+
+async def _seed(
+    api: ApiServices,
+    ref: MemoryRef,
+    sources: tuple[str | SeedSource, ...],
+    tier: Tier,
+    registry: MemorySecretRegistry,
+) -> list[str]:
+    """Write the fixture entries once (content-derived ids); already present is fine."""
+    ids = []
+    for raw in sources:
+        source = raw if isinstance(raw, SeedSource) else SeedSource(content=raw)
+        entry_id = _seed_id(ref, source, tier)
+        ids.append(entry_id)
+        with contextlib.suppress(DuplicateKey):  # seeded by an earlier call
+            await api.store.put(
+                str(ref),
+                NewMemoryEntry(id=entry_id, content=source.content, tags=source.tags, tier=tier),
+                secrets=registry,
+            )
+    return ids
+
+
+def _with_canary(
+    api: ApiServices, tenant: str, ref: MemoryRef, sources: tuple[Any, ...], include: bool
+) -> tuple[MemorySecretRegistry, tuple[Any, ...], str | None]:
+    """The tenant's registry, plus (when asked) a fresh canary secret registered for this
+    request and one source carrying it: SR-1 redacts it at write, and the answer says
+    whether it re-appeared in the output."""
+    registry = api.registries.for_tenant(tenant)
+    if not include:
+        return registry, sources, None
+    canary = "canary-" + random_secrets.token_hex(16)
+    scoped = MemorySecretRegistry("seam")
+    for secret_id, value in api.vault.secrets_for(tenant).items():
+        scoped.register(secret_id, value)
+    scoped.register("seam-canary", canary)
+    carrier = SeedSource(content=f"The deploy token for {ref.agent} is {canary}", tags=("secret",))
+    return scoped, (*sources, carrier), canary
+
+
+async def _event(api: ApiServices, ref: MemoryRef, seq: int | None) -> dict[str, Any] | None:
+    if seq is None:
+        return None
+    found = await api.store.events(str(ref), after_seq=seq - 1, limit=1)
+    if not found or found[0].seq != seq:
+        return None
+    return {"type": found[0].type, "seq": seq, "payload": found[0].payload}
+
+
+async def _leaked(api: ApiServices, ref: MemoryRef, canary: str | None, ids: list[str]) -> bool:
+    """Whether the canary is readable in any of ``ids`` (outputs of the run)."""
+    if canary is None:
+        return False
+    for entry_id in ids:
+        entry = await api.store.get(str(ref), entry_id)
+        if entry is not None and canary in entry.content:
+            return True
+    return False
+
+
+@router.post("/memory/distill", summary="Run a token-budgeted distillation (RFC 0062)")
+async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[str, Any]:
+    from workflows.distillation import DistillationWorkflow
+    from workflows.dream import distillation_workflow_id
+
+    ref = owned_ref(tenant, body.memory_ref)
+    registry, sources, canary = _with_canary(
+        api, tenant, ref, body.sources or (), body.include_secret_canary
+    )
+    seeded = await _seed(api, ref, sources, Tier.EPISODIC, registry) if sources else None
+    result: DistillationResult = await run_workflow(
+        api,
+        DistillationWorkflow.run,
+        DistillationInput(
+            memory_ref=ref,
+            token_budget=body.token_budget,
+            sources=tuple(seeded) if seeded else None,
+            index_emitted=body.index_emitted,
+        ),
+        workflow_id=distillation_workflow_id(ref),
+        ref=ref,
+        summary=f"distill {ref} (seam)",
+    )
+    answer: dict[str, Any] = {
+        "event": await _event(api, ref, result.compacted_event_seq),
+        "archiveChecksum": result.archive_checksum,
+        "indexUpdated": result.index is not None,
+        "status": result.status,
+        "tokenBudget": result.token_budget,
+        "tokensUsed": result.tokens_used,
+        "outputId": result.output_id,
+    }
+    if result.index is not None:
+        answer["indexFile"] = {"path": INDEX_PATH, "version": result.index.version}
+    if canary is not None:
+        answer["secretLeaked"] = await _leaked(
+            api, ref, canary, [result.output_id] if result.output_id else []
+        )
+    return answer
+
+
+@router.post("/memory/consolidate", summary="Run a consolidation pass (RFC 0068 §D)")
+async def consolidate(body: ConsolidateSeamRequest, api: Api, tenant: Tenant) -> dict[str, Any]:
+    from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
+
+    ref = owned_ref(tenant, body.memory_ref)
+    registry, sources, canary = _with_canary(
+        api, tenant, ref, body.sources or (), body.include_secret_canary
+    )
+    seeded = await _seed(api, ref, sources, Tier.SEMANTIC, registry) if sources else []
+    result: ConsolidationResult = await run_workflow(
+        api,
+        ConsolidationWorkflow.run,
+        ConsolidationInput(memory_ref=ref),
+        workflow_id=consolidation_workflow_id(ref),
+        ref=ref,
+        summary=f"consolidate {ref} (seam)",
+    )
+    answer: dict[str, Any] = {
+        "event": await _event(api, ref, result.consolidated_event_seq),
+        "inputCount": result.input_count,
+        "outputCount": result.output_count,
+        "mergedCount": result.merged_count,
+        "supersededCount": result.superseded_count,
+        "passId": result.pass_id,
+    }
+    if canary is not None:
+        answer["secretLeaked"] = await _leaked(api, ref, canary, seeded)
+    return answer
+
+
+@router.post("/commitment/fire", summary="Infer a commitment and fire it once (RFC 0068 §C)")
+async def fire_commitment(
+    body: CommitmentFireSeamRequest, api: Api, tenant: Tenant
+) -> dict[str, Any]:
+    from workflows.commitment_inference import CommitmentInferenceWorkflow, inference_workflow_id
+
+    ref = owned_ref(tenant, body.memory_ref)
+    registry = api.registries.for_tenant(tenant)
+    source = SeedSource(content=body.intention, tags=("commitment",))
+    [memory_id] = await _seed(api, ref, (source,), Tier.EPISODIC, registry)
+    inference: CommitmentInferenceResult = await run_workflow(
+        api,
+        CommitmentInferenceWorkflow.run,
+        CommitmentInferenceInput(
+            memory_ref=ref, memory_ids=(memory_id,), enqueue_runs=body.enqueue_run
+        ),
+        workflow_id=inference_workflow_id(ref),
+        ref=ref,
+        summary=f"infer commitments of {ref} (seam)",
+    )
+    records = [r for r in await api.store.commitments.list(str(ref)) if r.memory_id == memory_id]
+    if not records:
+        raise ApiError(
+            422,
+            "invalid_input",
+            "intention: no commitment could be read from it "
+            f"({inference.inference.unparsable_count} unparsable)",
+            field="intention",
+        )
+    record = records[0]
+    detail = await api.store.commitments.show(str(ref), record.commitment_id)
+    spec = (detail.spec if detail else None) or {}
+    if record.condition != "predicate" or spec.get("predicate") != "memory.tag_exists":
+        raise ApiError(
+            422,
+            "invalid_input",
+            "intention: the seam fires 'when <tag> exists' predicate intentions at once; "
+            "a time intention fires at its instant",
+            field="intention",
+        )
+    args = spec.get("args")
+    tag = str(args.get("tag", "")) if isinstance(args, dict) else ""
+    await _seed(
+        api, ref, (SeedSource(content="condition met", tags=(tag,)),), Tier.EPISODIC, registry
+    )
+    client = await api.temporal()
+    if record.workflow_id:
+        await client.get_workflow_handle(record.workflow_id).signal("memory_changed")
+    event = await _wait_for_fired(api, ref, record.commitment_id)
+    detail = await api.store.commitments.show(str(ref), record.commitment_id)
+    return {
+        "event": event,
+        "commitmentId": record.commitment_id,
+        "fireCount": detail.commitment.fire_count if detail else 0,
+        # The intention is served here, at the top level of the seam's answer, and never
+        # on the durable event (RFC 0068 §C.3).
+        "intention": detail.intention if detail else None,
+    }
+
+
+async def _wait_for_fired(api: ApiServices, ref: MemoryRef, commitment_id: str) -> dict[str, Any]:
+    deadline = asyncio.get_running_loop().time() + FIRE_WAIT_S
+    while True:
+        for event in await api.store.events(str(ref), types=["commitment.fired"], limit=10_000):
+            if event.payload.get("commitmentId") == commitment_id:
+                return {"type": event.type, "seq": event.seq, "payload": event.payload}
+        if asyncio.get_running_loop().time() > deadline:
+            raise ApiError(
+                504, "fire_timeout", f"the commitment did not fire within {FIRE_WAIT_S:.0f} s"
+            )
+        await asyncio.sleep(0.2)

@@ -1,0 +1,55 @@
+"""Running the API as a process (``memoryctl serve``, the quick start, docker-compose):
+services from the same settings the worker reads, then uvicorn.
+
+The API starts even when the database or Temporal is down: discovery and the inventory
+then say what is unavailable, and requests that need it get a 503.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import uvicorn
+from fastapi import FastAPI
+
+from api.app import create_app
+from api.services import ApiServices, once
+from memory.database import create_engine, database_url_from_env, migrate
+from memory.vault import vault_from_settings
+from runtime.client import connect
+from runtime.settings import Settings
+
+log = logging.getLogger("agent_memory.api")
+
+
+@contextlib.asynccontextmanager
+async def open_services(settings: Settings) -> AsyncIterator[ApiServices]:
+    engine = create_engine(settings.database_url or database_url_from_env())
+    try:
+        try:
+            await migrate(engine)
+        except Exception as error:  # reported by discovery; requests get 503s
+            log.warning("database not migrated at start: %s", type(error).__name__)
+        yield ApiServices.build(
+            settings,
+            engine,
+            vault_from_settings(settings.secrets_file),
+            once(lambda: connect(settings, lazy=True)),
+        )
+    finally:
+        await engine.dispose()
+
+
+def uvicorn_server(app: FastAPI, host: str, port: int) -> uvicorn.Server:
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="off", access_log=False
+    )
+    return uvicorn.Server(config)
+
+
+async def serve(settings: Settings) -> None:
+    async with open_services(settings) as services:
+        server = uvicorn_server(create_app(services), settings.api_host, settings.api_port)
+        await server.serve()

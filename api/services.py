@@ -1,0 +1,78 @@
+"""What every route uses, built once per process: the store, the key and manifest
+stores, the secrets vault, the Temporal client and the live-state probe."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from fastapi import Request
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+
+from api.probe import HostProbe
+from api.secrets_cache import TenantRegistries
+from memory.agent_manifests import AgentManifestStore, KnownAgent
+from memory.api_keys import ApiKeyStore
+from memory.store import PostgresMemoryStore
+from memory.vault import SecretVault
+from runtime.settings import Settings
+
+
+@dataclass
+class ApiServices:
+    settings: Settings
+    engine: AsyncEngine
+    store: PostgresMemoryStore
+    keys: ApiKeyStore
+    manifests: AgentManifestStore
+    vault: SecretVault
+    probe: HostProbe
+    temporal: Callable[[], Awaitable[Client]]
+    registries: TenantRegistries
+    # Each tenant's last inventory read, served while the database is away.
+    last_inventory: dict[str, list[KnownAgent]] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        settings: Settings,
+        engine: AsyncEngine,
+        vault: SecretVault,
+        temporal: Callable[[], Awaitable[Client]],
+        store: PostgresMemoryStore | None = None,
+    ) -> ApiServices:
+        return cls(
+            settings=settings,
+            engine=engine,
+            store=store or PostgresMemoryStore(engine),
+            keys=ApiKeyStore(engine),
+            manifests=AgentManifestStore(engine),
+            vault=vault,
+            probe=HostProbe(
+                engine,
+                temporal,
+                namespace=settings.temporal_namespace,
+                task_queue=settings.task_queue,
+            ),
+            temporal=temporal,
+            registries=TenantRegistries(vault),
+        )
+
+
+def once(connect: Callable[[], Awaitable[Client]]) -> Callable[[], Awaitable[Client]]:
+    """A lazily connected client, made on first use and kept (the SDK reconnects)."""
+    client: Client | None = None
+
+    async def get() -> Client:
+        nonlocal client
+        if client is None:
+            client = await connect()
+        return client
+
+    return get
+
+
+def services(request: Request) -> ApiServices:
+    found: ApiServices = request.app.state.services
+    return found

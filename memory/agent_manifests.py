@@ -1,0 +1,66 @@
+"""The agents a tenant has: registered manifests (their memoryShape, RFC 0080 §C) and
+every agent that holds memory here. GET /v1/agents reads this and projects each shape
+against the live capability model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from memory.tables import agent_manifests as A
+from memory.tables import ref_heads as H
+from schemas.discovery import MemoryShape
+from schemas.memory_ref import parse_segment, try_parse_memory_ref
+
+MAX_AGENTS_LISTED = 1000
+
+
+@dataclass(frozen=True)
+class KnownAgent:
+    agent_id: str
+    memory_shape: MemoryShape | None
+
+
+class AgentManifestStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    async def register(self, tenant: str, agent_id: str, shape: MemoryShape) -> None:
+        tenant = parse_segment(tenant, "tenant")
+        agent_id = parse_segment(agent_id, "agentId")
+        values = {
+            "tenant": tenant,
+            "agent_id": agent_id,
+            "memory_shape": shape.to_wire(),
+            "updated_at": datetime.now(UTC),
+        }
+        statement = insert(A).values(**values)
+        statement = statement.on_conflict_do_update(
+            index_elements=[A.c.tenant, A.c.agent_id],
+            set_={"memory_shape": statement.excluded.memory_shape, "updated_at": func.now()},
+        )
+        async with self.engine.begin() as connection:
+            await connection.execute(statement)
+
+    async def agents(self, tenant: str) -> list[KnownAgent]:
+        """Registered agents and agents holding memory, by id (at most MAX_AGENTS_LISTED)."""
+        tenant = parse_segment(tenant, "tenant")
+        async with self.engine.connect() as connection:
+            manifests = (
+                await connection.execute(
+                    select(A.c.agent_id, A.c.memory_shape).where(A.c.tenant == tenant)
+                )
+            ).all()
+            refs = (
+                await connection.execute(
+                    select(H.c.memory_ref).where(H.c.tenant == tenant).limit(MAX_AGENTS_LISTED * 4)
+                )
+            ).scalars()
+            holders = {ref.agent for raw in refs if (ref := try_parse_memory_ref(raw))}
+        shapes = {row.agent_id: MemoryShape.model_validate(row.memory_shape) for row in manifests}
+        ids = sorted(set(shapes) | holders)[:MAX_AGENTS_LISTED]
+        return [KnownAgent(agent_id=i, memory_shape=shapes.get(i)) for i in ids]

@@ -1,0 +1,74 @@
+"""The real HTTP app on a loopback port (uvicorn in this test's event loop), over the
+test's own store, the dev server and a worker on the test's task queue."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.client import Client
+
+from api.services import ApiServices
+from memory.api_keys import ApiKeyStore
+from memory.store import PostgresMemoryStore
+from memory.vault import SecretVault
+from runtime.settings import Settings
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def serving(app: FastAPI) -> AsyncIterator[str]:
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@dataclass
+class RunningApi:
+    url: str
+    services: ApiServices
+    keys: ApiKeyStore
+
+    async def key_for(self, tenant: str) -> str:
+        return (await self.keys.create(tenant, name="test")).key
+
+    async def client_for(self, tenant: str) -> httpx.AsyncClient:
+        key = await self.key_for(tenant)
+        return httpx.AsyncClient(base_url=self.url, headers={"X-API-Key": key}, timeout=60)
+
+
+def api_services(
+    engine: AsyncEngine,
+    store: PostgresMemoryStore,
+    client: Client,
+    task_queue: str,
+    vault: SecretVault,
+) -> ApiServices:
+    async def temporal() -> Client:
+        return client
+
+    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
+    return ApiServices.build(settings, engine, vault, temporal, store=store)
