@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
 
 from api.auth import Api, Tenant
 from api.discovery import discovery_document, satisfied_dimensions
 from api.errors import ApiError
+from api.tenancy import owned_ref
 from memory.agent_manifests import KnownAgent
 from schemas.discovery import (
     AgentInventory,
@@ -97,3 +100,24 @@ async def register_agent(
     state = await api.probe.state()
     agent = KnownAgent(agent_id=agent_id, memory_shape=body.memory_shape)
     return _entry(tenant, agent, satisfied_dimensions(state))
+
+
+@router.get(
+    "/v1/host/memory/events",
+    tags=["openwop"],
+    summary="The memoryRef's content-free event log, by seq (host extension)",
+)
+async def memory_events(
+    api: Api,
+    tenant: Tenant,
+    memory_ref: Annotated[str, Query(alias="memoryRef")],
+    after_seq: Annotated[int, Query(alias="afterSeq", ge=0)] = 0,
+    event_type: Annotated[list[str] | None, Query(alias="type", max_length=16)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    ref = owned_ref(tenant, memory_ref)
+    found = await api.store.events(str(ref), after_seq=after_seq, limit=limit, types=event_type)
+    return {
+        "events": [event.to_wire() for event in found],
+        "nextAfterSeq": found[-1].seq if len(found) == limit else None,
+    }

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import secrets as random_secrets
 from typing import Annotated, Any
 
@@ -27,7 +28,7 @@ from api.errors import ApiError
 from api.services import ApiServices
 from api.tenancy import owned_ref
 from api.workflow_calls import run_workflow
-from memory.memory_index import INDEX_PATH
+from memory.memory_index import INDEX_PATH, read_workspace_file
 from memory.redaction import MemorySecretRegistry
 from schemas.base import WireModel
 from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult
@@ -131,6 +132,23 @@ async def _event(api: ApiServices, ref: MemoryRef, seq: int | None) -> dict[str,
     return {"type": found[0].type, "seq": seq, "payload": found[0].payload}
 
 
+async def _earlier_distillation(
+    api: ApiServices, ref: MemoryRef, sources: list[str], budget: int
+) -> dict[str, Any] | None:
+    wanted = sorted(sources)
+    found = await api.store.events(str(ref), types=["memory.compacted"], limit=10_000)
+    for event in reversed(found):
+        payload = event.payload
+        distillation = payload.get("distillation")
+        if (
+            sorted(payload.get("sourceIds") or []) == wanted
+            and isinstance(distillation, dict)
+            and distillation.get("tokenBudget") == budget
+        ):
+            return {"type": event.type, "seq": event.seq, "payload": payload}
+    return None
+
+
 async def _leaked(api: ApiServices, ref: MemoryRef, canary: str | None, ids: list[str]) -> bool:
     """Whether the canary is readable in any of ``ids`` (outputs of the run)."""
     if canary is None:
@@ -165,17 +183,36 @@ async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[st
         ref=ref,
         summary=f"distill {ref} (seam)",
     )
+    event = await _event(api, ref, result.compacted_event_seq)
+    checksum = result.archive_checksum
+    status: str = result.status
+    if event is None and seeded:
+        # These sources were distilled before under this budget: the archive is immutable
+        # and addressable, so the same input answers with the same archive (RFC 0062 §B.4)
+        # instead of distilling twice.
+        event = await _earlier_distillation(api, ref, seeded, result.token_budget)
+        if event is not None:
+            checksum = await api.store.archive_checksum(str(ref), event["payload"]["outputId"])
+            status = "already-distilled"
     answer: dict[str, Any] = {
-        "event": await _event(api, ref, result.compacted_event_seq),
-        "archiveChecksum": result.archive_checksum,
+        "event": event,
+        "archiveChecksum": checksum,
         "indexUpdated": result.index is not None,
-        "status": result.status,
+        "status": status,
         "tokenBudget": result.token_budget,
         "tokensUsed": result.tokens_used,
         "outputId": result.output_id,
     }
     if result.index is not None:
-        answer["indexFile"] = {"path": INDEX_PATH, "version": result.index.version}
+        # The index is content-free by design (tags, counts, archive ids), so the seam
+        # returns it whole: the index-roundtrip scenario reads it back here.
+        async with api.engine.connect() as connection:
+            found = await read_workspace_file(connection, ref, INDEX_PATH)
+        answer["indexFile"] = {
+            "path": INDEX_PATH,
+            "version": found[0] if found else result.index.version,
+            "content": json.loads(found[1]) if found else None,
+        }
     if canary is not None:
         answer["secretLeaked"] = await _leaked(
             api, ref, canary, [result.output_id] if result.output_id else []

@@ -859,6 +859,19 @@ class PostgresMemoryStore:
             self, request, registry=registry, distiller=distiller, progress=progress
         )
 
+    async def archive_checksum(self, memory_ref: str, output_id: str) -> str | None:
+        """The checksum of the live archive whose distilled entry is ``output_id``."""
+        ref = try_parse_memory_ref(memory_ref)
+        if ref is None or not _possible(_TEXT_ID, output_id):
+            return None
+        A = tables.archives
+        query = select(A.c.checksum).where(
+            A.c.tenant == ref.tenant, A.c.memory_ref == str(ref), A.c.output_id == output_id
+        )
+        async with self._autocommit.connect() as connection:
+            found = (await connection.execute(query)).scalar_one_or_none()
+        return str(found) if found is not None else None
+
     async def collect_garbage(
         self, memory_ref: str | MemoryRef, *, secrets: MemorySecretRegistry | None = None
     ) -> GarbageReport:
