@@ -1,5 +1,7 @@
-"""A request body cap in front of every route (pure ASGI, so it also bounds chunked
-bodies that declare no Content-Length): over the cap is a 413 before any parsing."""
+"""A request body cap in front of every route (pure ASGI). The body is read up to the
+cap before the app sees it, so a body over the cap, declared or streamed in chunks
+without a Content-Length, is a 413 before any parsing; within the cap it is replayed
+to the app unchanged."""
 
 from __future__ import annotations
 
@@ -9,10 +11,6 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_BODY_BYTES = 1024 * 1024
-
-
-class _TooLarge(Exception):
-    pass
 
 
 def _refusal(limit: int) -> bytes:
@@ -39,29 +37,30 @@ class BodyLimit:
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
             await self._refuse(send)
             return
-        seen = 0
-        started = False
-
-        async def limited_receive() -> Message:
-            nonlocal seen
+        chunks: list[bytes] = []
+        size = 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge
-            return message
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _TooLarge:
-            if not started:
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
                 await self._refuse(send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
         body = _refusal(self.limit)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from schemas.base import WireModel
 
@@ -126,9 +126,9 @@ class DiscoveryDocument(WireModel):
 class MemoryShape(WireModel):
     """AgentManifest.memoryShape (RFC 0003/0077)."""
 
-    scratchpad: bool = False
-    conversation: bool = False
-    long_term: bool = False
+    scratchpad: StrictBool = False
+    conversation: StrictBool = False
+    long_term: StrictBool = False
 
 
 # What each memoryShape key needs from the reconciled model (RFC 0080 §C and its example:
