@@ -6,7 +6,6 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-import httpx
 import pytest
 from openintent import AsyncOpenIntentClient, ConflictError, OpenIntentClient
 from openintent.exceptions import LeaseConflictError, NotFoundError
