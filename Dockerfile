@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The agent-memory Temporal worker: `python worker.py`, configured by TEMPORAL_ADDRESS,
 # TEMPORAL_NAMESPACE, AGENT_MEMORY_TASK_QUEUE, DATABASE_URL and AGENT_MEMORY_SECRETS_FILE
-# (runtime/settings.py). docker-compose.yml's `worker` service builds and runs it.
+# (runtime/settings.py). docker-compose.yml's `worker` service builds and runs it; its
+# `api` service runs `memoryctl serve` (the HTTP API) from the same image.
 #
 # Debian release pinned as well as Python's patch version; every dependency ships
 # manylinux wheels for x86_64 and aarch64, so no compiler is needed.
@@ -38,6 +39,7 @@ COPY activities/ activities/
 COPY runtime/ runtime/
 COPY memoryctl/ memoryctl/
 COPY benchmarks/ benchmarks/
+COPY api/ api/
 RUN pip install . \
     && rm -rf build ./*.egg-info
 

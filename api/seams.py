@@ -140,8 +140,10 @@ async def _earlier_distillation(
     for event in reversed(found):
         payload = event.payload
         distillation = payload.get("distillation")
+        source_ids = payload.get("sourceIds")
         if (
-            sorted(payload.get("sourceIds") or []) == wanted
+            isinstance(source_ids, list)
+            and sorted(map(str, source_ids)) == wanted
             and isinstance(distillation, dict)
             and distillation.get("tokenBudget") == budget
         ):

@@ -16,6 +16,10 @@ ENV_VARS = (
     "DATABASE_URL",
     "AGENT_MEMORY_SECRETS_FILE",
 )
+# The HTTP API (`memoryctl serve`) reads the worker's names (it starts the same workflows
+# on the same task queue and redacts writes with the same secrets) plus where to listen;
+# docker-compose's api service sets exactly these.
+API_ENV_VARS = (*ENV_VARS, "AGENT_MEMORY_API_HOST", "AGENT_MEMORY_API_PORT")
 
 
 class Settings(BaseSettings):
@@ -28,4 +32,4 @@ class Settings(BaseSettings):
     secrets_file: str | None = Field(default=None, alias="AGENT_MEMORY_SECRETS_FILE")
     # The HTTP API (memoryctl serve): where it listens.
     api_host: str = Field(default="127.0.0.1", alias="AGENT_MEMORY_API_HOST")
-    api_port: int = Field(default=8080, ge=1, le=65535, alias="AGENT_MEMORY_API_PORT")
+    api_port: int = Field(default=8000, ge=1, le=65535, alias="AGENT_MEMORY_API_PORT")

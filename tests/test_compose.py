@@ -318,7 +318,26 @@ def test_worker_environment_is_exactly_the_settings_names(services):
     # runtime.settings.ENV_VARS is the single list of names the worker reads.
     assert set(_env(services["worker"])) == set(settings.ENV_VARS)
     field_aliases = {field.alias for field in settings.Settings.model_fields.values()}
-    assert field_aliases == set(settings.ENV_VARS)
+    assert field_aliases == set(settings.API_ENV_VARS) >= set(settings.ENV_VARS)
+
+
+def test_api_service_runs_memoryctl_serve_beside_the_worker(services):
+    api = services["api"]
+    worker = services["worker"]
+    assert set(_env(api)) == set(settings.API_ENV_VARS)
+    # The same database, Temporal, task queue and secrets as the worker.
+    for name in settings.ENV_VARS:
+        assert _env(api)[name] == _env(worker)[name], name
+    assert api["build"] == worker["build"]
+    assert api["command"][:2] == ["memoryctl", "serve"]
+    parsed = settings.Settings.model_validate(_env(api))
+    assert parsed.api_host == "0.0.0.0"
+    assert any(
+        str(port) == f"127.0.0.1:{parsed.api_port}:{parsed.api_port}" for port in api["ports"]
+    )
+    assert _depends_on(api).get("memory-postgres") == "service_healthy"
+    assert api["volumes"] == worker["volumes"]
+    assert "/.well-known/openwop" in " ".join(api["healthcheck"]["test"])
 
 
 def test_worker_settings_match_the_stack(services):
