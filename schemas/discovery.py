@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field, StrictBool
 
 from schemas.base import WireModel
+from schemas.registry import register
 
 
 class MemoryDimension(StrEnum):
@@ -169,3 +170,7 @@ class AgentInventoryEntry(WireModel):
 
 class AgentInventory(WireModel):
     agents: tuple[AgentInventoryEntry, ...]
+
+
+register("discovery-document", DiscoveryDocument)
+register("agent-inventory", AgentInventory)

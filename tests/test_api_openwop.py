@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -31,6 +32,41 @@ async def test_discovery_is_public_and_reports_the_live_model(running_api) -> No
     assert agents["commitments"] == {"supported": True, "fireConditions": ["time", "predicate"]}
     assert all(doc["memoryDimensions"].values())
     assert doc["x-host-agent-memory-status"]["worker"]["available"] is True
+
+
+async def test_capability_model_shape_validates_against_the_exported_schemas(running_api) -> None:
+    """memory-capability-model-shape: the served document and inventory validate against
+    schemas/json; the dimension names are the spec's; retention.ttl "yes" is refused."""
+    import jsonschema
+
+    schemas = Path(__file__).resolve().parent.parent / "schemas" / "json"
+    document_schema = json.loads((schemas / "discovery-document.schema.json").read_text())
+    inventory_schema = json.loads((schemas / "agent-inventory.schema.json").read_text())
+    tenant = _tenant()
+    async with await running_api.client_for(tenant) as http:
+        doc = (await http.get("/.well-known/openwop")).json()
+        await http.put("/v1/agents/researcher", json={"memoryShape": {"longTerm": True}})
+        inventory = (await http.get("/v1/agents")).json()
+    jsonschema.validate(doc, document_schema)
+    jsonschema.validate(inventory, inventory_schema)
+    assert list(doc["memoryDimensions"]) == [
+        "read",
+        "write",
+        "search",
+        "long-term-durability",
+        "compaction",
+        "attribution",
+        "replay-snapshot",
+        "retention",
+    ]
+    broken = json.loads(json.dumps(doc))
+    broken["memory"]["retention"]["ttl"] = "yes"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, document_schema)
+    stamped = json.loads(json.dumps(inventory))
+    stamped["agents"][0]["degradedMemoryDimensions"] = ["long-term"]  # the backend id
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(stamped, inventory_schema)
 
 
 def _tenant() -> str:
