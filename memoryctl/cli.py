@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
@@ -40,9 +41,11 @@ UNDEFINED_TABLE = "42P01"  # PostgreSQL's SQLSTATE for a database never migrated
 console = Console()
 errors = Console(stderr=True)
 
-MemoryRefOption = Annotated[
-    str, typer.Option("--memory-ref", help="mem://<tenant>/<agent>[/<scope>]")
-]
+# Escaped: typer renders option help as rich markup, where "[/...]" is a closing tag
+# (unescaped, every --help of a command with this option failed with a MarkupError).
+MEMORY_REF_HELP = r"mem://<tenant>/<agent>\[/<scope>]"
+MemoryRefOption = Annotated[str, typer.Option("--memory-ref", help=MEMORY_REF_HELP)]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 class Unreachable(Exception):
@@ -130,12 +133,18 @@ def exit_process(status: int) -> NoReturn:
     raise SystemExit(status)
 
 
+def temporal_client_made() -> None:
+    """Call before a command makes a Temporal client of its own (serve, capabilities):
+    it then ends the way exit_process describes."""
+    global _temporal_connected
+    _temporal_connected = True
+
+
 async def _temporal() -> Client:
     """The client every schedule command uses, failing as Unreachable within seconds."""
     from runtime.client import connect
 
-    global _temporal_connected
-    _temporal_connected = True
+    temporal_client_made()
     try:
         return await asyncio.wait_for(connect(), TEMPORAL_CONNECT_TIMEOUT_S)
     except TimeoutError:
@@ -254,6 +263,13 @@ def _checked_ref(memory_ref: str) -> str:
     except InvalidInput as error:
         _error(str(error))
         raise typer.Exit(2) from None
+
+
+def short_instant(instant: datetime | None) -> str:
+    """An instant for a table cell: UTC to the second ("2026-11-23 23:00:05Z"); "-" for none."""
+    if instant is None:
+        return "-"
+    return instant.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def _print_json(value: object) -> None:

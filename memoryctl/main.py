@@ -6,13 +6,20 @@
     memoryctl db upgrade                                   apply migrations to DATABASE_URL
     memoryctl index show --memory-ref REF                  print MEMORY-INDEX.json
     memoryctl events --memory-ref REF                      print the content-free event log
+    memoryctl events tail --memory-ref REF [--type T ...] [--after SEQ] [--follow] [--json]
     memoryctl forget --memory-ref REF (--id ID ... | --tag TAG | --subject S [--tenant-wide])
                      [--dry-run] [--yes] [--json]          erase entries and their derived copies
     memoryctl lineage --memory-ref REF --id ID [--json]    where an entry's text went
     memoryctl consolidate run | audit | conflicts | undo   see memoryctl/consolidate.py
+    memoryctl commitments infer | list | show | cancel     see memoryctl/commitments.py
+    memoryctl memory put | get | list | forget             entries by hand (memoryctl/entries.py)
+    memoryctl dream run --memory-ref REF [--token-budget N] [--json]   a dream now, waited for
+    memoryctl keys create --tenant T | list | revoke KEY_ID   the HTTP API's keys
+    memoryctl serve [--host H] [--port P]                  run the HTTP API until Ctrl-C
+    memoryctl capabilities [--json]                        the live discovery document
 
 Every failure is one line on stderr, never a traceback:
-  exit 2  bad input, naming the field (memoryRef, token-budget, cron, DATABASE_URL)
+  exit 2  bad input, naming the field (memoryRef, token-budget, cron, DATABASE_URL, ...)
   exit 1  the operation was refused (no such schedule or pass, schedule id taken, a pass
           already running, an undo whose key is taken again) or Temporal or
           the database cannot be reached (named with its address, never a password)
@@ -22,7 +29,6 @@ Nothing is written when a command fails.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,6 +37,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from memoryctl.capabilities import capabilities
 from memoryctl.cli import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -48,6 +55,11 @@ from memoryctl.cli import (
 )
 from memoryctl.commitments import commitments_app
 from memoryctl.consolidate import consolidate_app
+from memoryctl.dream import dream_app
+from memoryctl.entries import memory_app
+from memoryctl.events import events_app
+from memoryctl.keys import keys_app
+from memoryctl.serve import serve
 
 if TYPE_CHECKING:
     from memory.store import PostgresMemoryStore
@@ -63,6 +75,12 @@ app.add_typer(db_app, name="db")
 app.add_typer(index_app, name="index")
 app.add_typer(consolidate_app, name="consolidate")
 app.add_typer(commitments_app, name="commitments")
+app.add_typer(events_app, name="events")
+app.add_typer(memory_app, name="memory")
+app.add_typer(dream_app, name="dream")
+app.add_typer(keys_app, name="keys")
+app.command("serve")(serve)
+app.command("capabilities")(capabilities)
 
 
 @app.command()
@@ -72,12 +90,17 @@ def demo(
     ] = False,
     temporal_port: Annotated[int, typer.Option(help="Temporal dev server gRPC port.")] = 7233,
     ui_port: Annotated[int, typer.Option(help="Temporal UI port.")] = 8233,
+    api_port: Annotated[int, typer.Option(help="HTTP API port.", min=1, max=65535)] = 8000,
 ) -> None:
-    """Start embedded PostgreSQL, the Temporal dev server and the worker; run a dream."""
+    """Start embedded PostgreSQL, the Temporal dev server, the worker and the HTTP API;
+    run a dream."""
     from memoryctl.demo import DemoOptions, run_demo
 
     options = DemoOptions(
-        exit_after_run=exit_after_run, temporal_port=temporal_port, ui_port=ui_port
+        exit_after_run=exit_after_run,
+        temporal_port=temporal_port,
+        ui_port=ui_port,
+        api_port=api_port,
     )
     try:
         raise typer.Exit(asyncio.run(run_demo(options)))
@@ -191,21 +214,6 @@ def index_show(memory_ref: MemoryRefOption) -> None:
         errors.print(f"no {INDEX_PATH} for {ref} yet (no dream has run)", soft_wrap=True)
         raise typer.Exit(1)
     console.print_json(found[1].decode())
-
-
-@app.command()
-def events(
-    memory_ref: MemoryRefOption,
-    after_seq: Annotated[int, typer.Option(min=0)] = 0,
-    limit: Annotated[int, typer.Option(min=1, max=10_000)] = 100,
-) -> None:
-    """Print the event log of a memoryRef (content-free)."""
-
-    ref = _checked_ref(memory_ref)
-
-    rows = with_store(lambda store: store.events(ref, after_seq=after_seq, limit=limit))
-    for row in rows:
-        console.print(json.dumps(row.to_wire()))
 
 
 # ---------------------------------------------------------------------- erasure
@@ -330,6 +338,10 @@ def forget(
             raise typer.Exit(EXIT_FAILED)
     report = _erase(ref, request, dry_run=dry_run)
     _print_report(report, as_json)
+
+
+# The same command under `memoryctl memory`, beside put, get and list.
+memory_app.command("forget")(forget)
 
 
 def _print_report(report: ErasureReport, as_json: bool, note: str | None = None) -> None:

@@ -52,6 +52,12 @@ def distillation_workflow_id(memory_ref: MemoryRef | str) -> str:
     return f"distill/{memory_ref}"
 
 
+def dream_workflow_id(memory_ref: MemoryRef | str) -> str:
+    """A dream started by hand (memoryctl dream run); scheduled ones carry the
+    schedule's id. Both distil under distillation_workflow_id, so never at once."""
+    return f"dream/{memory_ref}"
+
+
 @workflow.defn
 class DreamWorkflow:
     @workflow.run

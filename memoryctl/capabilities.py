@@ -1,0 +1,77 @@
+"""memoryctl capabilities: the openwop discovery document, computed from the live state
+by the code the HTTP API serves it with (api/probe.py, api/discovery.py).
+
+    memoryctl capabilities [--json]
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from memoryctl.cli import JsonOption, _engine, _print_json, _run, console, temporal_client_made
+
+if TYPE_CHECKING:
+    from schemas.discovery import ComponentStatus, DiscoveryDocument
+
+
+def capabilities(as_json: JsonOption = False) -> None:
+    """Probe the database, Temporal and a worker on the task queue, and print what this
+    host can do now: the eight memory dimensions and each component's status (--json:
+    the document GET /.well-known/openwop serves).
+
+    Exits 0 whenever the probe ran, also when a component is down: the document says so
+    (a database that cannot be reached gives memory.supported false and every dimension
+    unavailable; Temporal or the worker down gives compaction, distillation and
+    commitments unavailable). Exit 2 only for a malformed DATABASE_URL."""
+
+    document = _run(_discover)
+    if as_json:
+        _print_json(document.to_wire())
+        return
+    host = document.host
+    console.print(f"{host.name} {host.version}, task queue {host.task_queue}", markup=False)
+    table = Table("memory dimension", "available")
+    for dimension, available in document.memory_dimensions.items():
+        table.add_row(str(dimension), "yes" if available else "no")
+    console.print(table)
+    status = document.x_host_status
+    for name, component in (
+        ("database", status.database),
+        ("temporal", status.temporal),
+        ("worker", status.worker),
+    ):
+        console.print(_status_line(name, component), markup=False, soft_wrap=True)
+
+
+def _status_line(name: str, component: ComponentStatus) -> str:
+    state = "available" if component.available else "unavailable"
+    return f"{name + ':':<10}{state} ({component.detail})"
+
+
+async def _discover() -> DiscoveryDocument:
+    from api.discovery import discovery_document
+    from api.probe import HostProbe
+    from memory.store import StoreLimits
+    from runtime.client import connect
+    from runtime.settings import Settings
+
+    settings = Settings()
+    engine = _engine()
+    temporal_client_made()
+    try:
+        probe = HostProbe(
+            engine,
+            lambda: connect(settings, lazy=True),
+            namespace=settings.temporal_namespace,
+            task_queue=settings.task_queue,
+        )
+        state = await probe.state()
+    finally:
+        await engine.dispose()
+    return discovery_document(
+        state,
+        task_queue=settings.task_queue,
+        max_entry_bytes=StoreLimits().max_content_bytes,
+    )

@@ -1,0 +1,111 @@
+"""memoryctl dream run: one dream (distil, consolidate, infer commitments, collect
+garbage) on Temporal now, waited for, its counts printed.
+
+    memoryctl dream run --memory-ref REF [--token-budget N] [--json]
+
+The workflow id is ``dream/<memoryRef>``, beside the children's ``distill/<memoryRef>``,
+``consolidate/<memoryRef>`` and ``infer-commitments/<memoryRef>``. A dream a schedule
+started (ids ``dream:<tenant>:<agent>...``) distils under the same child id, so the two
+never distil one memoryRef at once: the later one reports ``skipped-overlap``.
+Output is statuses, counts and checksums, never entry content.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from memoryctl.cli import (
+    JsonOption,
+    MemoryRefOption,
+    _checked_ref,
+    _print_json,
+    _run,
+    console,
+    errors,
+    start_and_wait,
+)
+
+if TYPE_CHECKING:
+    from schemas.workflow_io import DreamResult
+
+dream_app = typer.Typer(
+    no_args_is_help=True, help="Dreams: distil, consolidate and infer commitments now."
+)
+
+
+@dream_app.command("run")
+def run(
+    memory_ref: MemoryRefOption,
+    token_budget: Annotated[
+        int | None,
+        typer.Option("--token-budget", min=1, help="Distillation budget (default: the maximum)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Start a DreamWorkflow for the memoryRef and wait for it (a spinner shows while it
+    runs); print its summary. Ctrl-C stops waiting, not the dream."""
+    ref = _checked_ref(memory_ref)
+
+    async def action() -> DreamResult:
+        from schemas.workflow_io import DreamInput
+        from workflows.dream import DreamWorkflow, dream_workflow_id
+
+        result: DreamResult = await start_and_wait(
+            DreamWorkflow.run,
+            DreamInput(memory_ref=ref, token_budget=token_budget),
+            workflow_id=dream_workflow_id(ref),
+            summary=f"dream over {ref} (memoryctl)",
+            busy=f"a dream over {ref} started by memoryctl is already running",
+            what=f"dreaming over {ref}",
+        )
+        return result
+
+    # On stderr and transient: stdout carries only the summary (or the JSON).
+    with errors.status(f"waiting for the dream over {ref}", spinner="dots"):
+        result = _run(action)
+    if as_json:
+        _print_json(result.to_wire())
+        return
+    console.print(_summary(result))
+
+
+def _summary(result: DreamResult) -> Table:
+    table = Table(title=f"dream over {result.memory_ref}", show_header=False)
+    table.add_column("", no_wrap=True)
+    table.add_column("", overflow="fold")
+    table.add_row("status", result.status)
+    distilled = result.distillation
+    if distilled is not None:
+        table.add_row("distillation", distilled.status)
+        left = f" ({distilled.deferred_count} deferred, {distilled.oversized_count} oversized)"
+        table.add_row("sources distilled", f"{distilled.source_count}{left}")
+        table.add_row("tokens used / budget", f"{distilled.tokens_used} / {distilled.token_budget}")
+        table.add_row("archive checksum", distilled.archive_checksum or "-")
+    consolidated = result.consolidation
+    if consolidated is not None:
+        table.add_row(
+            "consolidation",
+            f"{consolidated.input_count} -> {consolidated.output_count} long-term entries, "
+            f"{consolidated.merged_count} merged, {consolidated.superseded_count} superseded, "
+            f"{consolidated.conflict_count} new conflicts",
+        )
+    commitments = result.commitments
+    if commitments is not None:
+        found = commitments.inference
+        table.add_row(
+            "commitments",
+            f"{found.scanned} entries scanned, {found.created} new "
+            f"({found.time_commitments} time, {found.predicate_commitments} predicate), "
+            f"{found.already_known} already known, {commitments.armed.started} armed",
+        )
+    garbage = result.garbage
+    if garbage is not None:
+        table.add_row(
+            "expired",
+            f"{garbage.expired_entries} entries, {garbage.expired_archives} archives, "
+            f"{garbage.old_snapshots} snapshots",
+        )
+    return table

@@ -1,0 +1,125 @@
+"""memoryctl events: a memoryRef's event log (content-free: ids, tags, counts).
+
+    memoryctl events --memory-ref REF [--after-seq N] [--limit N]   one JSON object a line
+    memoryctl events tail --memory-ref REF [--type T ...] [--after SEQ] [--follow] [--json]
+
+``events`` alone prints a page of the log as it always has; ``tail`` prints every event
+after a sequence number and, with --follow, keeps polling until Ctrl-C (exit 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from memoryctl.cli import (
+    MEMORY_REF_HELP,
+    JsonOption,
+    MemoryRefOption,
+    _checked_ref,
+    _engine,
+    _run,
+    console,
+    with_store,
+)
+from schemas.events import EventType
+
+if TYPE_CHECKING:
+    from schemas.events import EventRecord
+
+POLL_INTERVAL_S = 0.5
+_PAGE = 1000
+
+events_app = typer.Typer(invoke_without_command=True, no_args_is_help=False)
+
+
+@events_app.callback()
+def events(
+    ctx: typer.Context,
+    memory_ref: Annotated[
+        str | None,
+        typer.Option("--memory-ref", help=MEMORY_REF_HELP, show_default=False),
+    ] = None,
+    after_seq: Annotated[int, typer.Option(min=0)] = 0,
+    limit: Annotated[int, typer.Option(min=1, max=10_000)] = 100,
+) -> None:
+    """Print the event log of a memoryRef (content-free), one JSON object a line;
+    `events tail` filters by type and follows the log."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if memory_ref is None:
+        from typer._click.exceptions import MissingParameter
+
+        raise MissingParameter(ctx=ctx, param_hint="'--memory-ref'", param_type="option")
+    ref = _checked_ref(memory_ref)
+
+    rows = with_store(lambda store: store.events(ref, after_seq=after_seq, limit=limit))
+    for row in rows:
+        console.print(json.dumps(row.to_wire()))
+
+
+def _line(row: EventRecord, as_json: bool) -> str:
+    if as_json:
+        return json.dumps(row.to_wire())
+    wire = row.to_wire()
+    payload = json.dumps(row.payload, separators=(",", ":"), sort_keys=True)
+    return f"{row.seq:>6}  {wire['occurredAt']}  {row.type:<26} {payload}"
+
+
+def _emit(rows: list[EventRecord], as_json: bool) -> None:
+    # Plain stdout, flushed per batch: a pipe (| grep) sees each event as it comes.
+    for row in rows:
+        typer.echo(_line(row, as_json))
+    sys.stdout.flush()
+
+
+@events_app.command("tail")
+def tail(
+    memory_ref: MemoryRefOption,
+    types: Annotated[
+        list[EventType] | None,
+        typer.Option("--type", help="Only events of this type; repeat for several."),
+    ] = None,
+    after: Annotated[
+        int, typer.Option("--after", min=0, help="Only events after this sequence number.")
+    ] = 0,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", help=f"Keep polling (every {POLL_INTERVAL_S:g} s) until Ctrl-C."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Print the events after --after: seq, occurredAt, type and the content-free
+    payload, one a line (--json: one JSON object a line). With --follow, print new
+    events as they are written until Ctrl-C, which ends the command with exit 0."""
+    ref = _checked_ref(memory_ref)
+    wanted = [str(t) for t in types] if types else None
+
+    async def action() -> None:
+        from memory.store import PostgresMemoryStore
+
+        engine = _engine()
+        store = PostgresMemoryStore(engine)
+        last = after
+        try:
+            while True:
+                rows = await store.events(ref, after_seq=last, limit=_PAGE, types=wanted)
+                _emit(rows, as_json)
+                if rows:
+                    last = rows[-1].seq
+                if len(rows) == _PAGE:
+                    continue  # more already written: no pause
+                if not follow:
+                    return
+                await asyncio.sleep(POLL_INTERVAL_S)
+        finally:
+            await engine.dispose()
+
+    try:
+        _run(action)
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None

@@ -1,0 +1,121 @@
+"""memoryctl keys: the HTTP API's keys (one tenant each, stored hashed).
+
+    memoryctl keys create --tenant T [--name N] [--json]   prints the key once, and its id
+    memoryctl keys list [--tenant T] [--json]              ids, tenants, names, dates
+    memoryctl keys revoke KEY_ID                           exit 1: unknown or already revoked
+
+The whole key is shown by ``create`` and never again: ``list`` shows key ids, never a
+secret or its hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, TypeVar
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from memoryctl.cli import (
+    EXIT_FAILED,
+    JsonOption,
+    _engine,
+    _print_json,
+    _run,
+    console,
+    short_instant,
+)
+
+if TYPE_CHECKING:
+    from memory.api_keys import ApiKeyStore, CreatedKey
+
+T = TypeVar("T")
+
+keys_app = typer.Typer(no_args_is_help=True, help="API keys for the HTTP API (memoryctl serve).")
+TenantHelp = "The tenant (a memoryRef's first segment) the key acts for."
+
+
+class KeyNotRevoked(Exception):
+    """The one line to print when revoke finds no live key."""
+
+    exit_status = EXIT_FAILED
+
+
+def _with_keys(use: Callable[[ApiKeyStore], Awaitable[T]]) -> T:
+    """Run one key-store call against DATABASE_URL; failures as one line (see _run)."""
+
+    async def action() -> T:
+        from memory.api_keys import ApiKeyStore
+
+        engine = _engine()
+        try:
+            return await use(ApiKeyStore(engine))
+        finally:
+            await engine.dispose()
+
+    return _run(action)
+
+
+@keys_app.command("create")
+def create(
+    tenant: Annotated[str, typer.Option("--tenant", help=TenantHelp)],
+    name: Annotated[str, typer.Option("--name", help="A label for people (printable).")] = "",
+    as_json: JsonOption = False,
+) -> None:
+    """Create a key for a tenant. The key is printed now and never again: store it."""
+
+    created: CreatedKey = _with_keys(lambda keys: keys.create(tenant, name))
+    if as_json:
+        _print_json({**created.record.to_wire(), "key": created.key})
+        return
+    record = created.record
+    console.print(f"created key id {record.key_id} for tenant {record.tenant}", markup=False)
+    console.print("key (shown only this once; send it as the X-API-Key header):", markup=False)
+    # Plain stdout, never wrapped: a wrapped key cannot be copied whole.
+    typer.echo(created.key)
+
+
+@keys_app.command("list")
+def list_(
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant's keys.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Key ids, tenants, names and dates, oldest first (never a secret or its hash)."""
+
+    records = _with_keys(lambda keys: keys.list(tenant))
+    if as_json:
+        _print_json([record.to_wire() for record in records])
+        return
+    if not records:
+        console.print("no keys")
+        return
+    table = Table()
+    table.add_column("key id", no_wrap=True)
+    for column in ("tenant", "name"):
+        table.add_column(column, overflow="fold")
+    for column in ("created", "last used", "revoked"):
+        table.add_column(column, no_wrap=True)
+    for record in records:
+        table.add_row(
+            record.key_id,
+            record.tenant,
+            Text(record.name),  # Text: a name such as "[red]" is not markup
+            short_instant(record.created_at),
+            short_instant(record.last_used_at),
+            short_instant(record.revoked_at),
+        )
+    console.print(table)
+
+
+@keys_app.command("revoke")
+def revoke(key_id: Annotated[str, typer.Argument(help="The key id (keys list shows it).")]) -> None:
+    """Revoke a key: requests with it are refused from now on. Exit 1 when no live key
+    has this id (unknown, or already revoked)."""
+
+    async def use(keys: ApiKeyStore) -> None:
+        if not await keys.revoke(key_id):
+            raise KeyNotRevoked(f"key id {key_id!r}: no live key (unknown or already revoked)")
+
+    _with_keys(use)
+    console.print(f"revoked {key_id}", markup=False)
