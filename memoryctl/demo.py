@@ -24,6 +24,7 @@ from memory.embedded import asyncpg_url_for, default_data_dir, start_embedded_po
 from memory.memory_index import INDEX_PATH, read_workspace_file
 from memory.store import PostgresMemoryStore
 from memory.vault import FileSecretVault
+from memoryctl.demo_api import check_and_show, serving_api
 from memoryctl.demo_data import TENANTS, load_or_create_secrets, seed_demo_memory
 from memoryctl.dev_server import temporal_dev_server
 from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
@@ -46,6 +47,7 @@ class DemoOptions:
     exit_after_run: bool = False
     temporal_port: int = 7233
     ui_port: int = 8233
+    api_port: int = 8000
 
 
 def _cli(address: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -241,11 +243,15 @@ async def run_demo(options: DemoOptions) -> int:
                 f"PostgreSQL 18 (embedded) and Temporal dev server at {dev.address} are up"
             )
             settings = Settings(
-                TEMPORAL_ADDRESS=dev.address, AGENT_MEMORY_SECRETS_FILE=str(secrets_path)
+                TEMPORAL_ADDRESS=dev.address,
+                AGENT_MEMORY_SECRETS_FILE=str(secrets_path),
+                AGENT_MEMORY_API_PORT=options.api_port,
             )
             client = await connect(settings)
-            worker = build_worker(client, settings, store, FileSecretVault(secrets_path))
-            async with worker:
+            file_vault = FileSecretVault(secrets_path)
+            worker = build_worker(client, settings, store, file_vault)
+            api = serving_api(settings, store, client, file_vault, state_dir, TENANTS[0].tenant)
+            async with worker, api as http_api:
                 runs_so_far = await _demo_run_number(state_dir)
                 written = await seed_demo_memory(store, vault, runs_so_far)
                 console.print(
@@ -263,13 +269,14 @@ async def run_demo(options: DemoOptions) -> int:
                 )
                 results = await wait_with_progress(client, runs)
                 await show_results(store, results, runs, dev.ui_url, vault)
+                await check_and_show(http_api, TENANTS[0].memory_ref, console)
                 if not options.exit_after_run:
                     console.print(
-                        f"\nThe stack is up (UI {dev.ui_url}); the worker is polling "
-                        f"'{DEFAULT_TASK_QUEUE}'. Press Ctrl-C to stop."
+                        f"\nThe stack is up (UI {dev.ui_url}, API {http_api.url}); the worker "
+                        f"is polling '{DEFAULT_TASK_QUEUE}'. Press Ctrl-C to stop."
                     )
                     await _wait_for_interrupt()
-        console.print("Stopped the worker and the Temporal dev server.")
+        console.print("Stopped the API, the worker and the Temporal dev server.")
         return 0
     finally:
         await engine.dispose()

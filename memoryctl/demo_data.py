@@ -22,6 +22,10 @@ class DemoTenant:
     persona: str
     entries_per_run: int
 
+    @property
+    def tenant(self) -> str:
+        return self.memory_ref.split("/")[2]
+
 
 TENANTS = (
     DemoTenant("mem://acme/support-agent", "support", 180),

@@ -21,7 +21,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _run_quickstart(state_dir: Path, port: int, ui_port: int) -> str:
+def _run_quickstart(state_dir: Path, port: int, ui_port: int, api_port: int) -> str:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -43,6 +43,8 @@ def _run_quickstart(state_dir: Path, port: int, ui_port: int) -> str:
             str(port),
             "--ui-port",
             str(ui_port),
+            "--api-port",
+            str(api_port),
         ],
         env=env,
         capture_output=True,
@@ -56,8 +58,8 @@ def _run_quickstart(state_dir: Path, port: int, ui_port: int) -> str:
 
 @pytest.mark.slow
 def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
-    port, ui_port = _free_port(), _free_port()
-    first = _run_quickstart(tmp_path, port, ui_port)
+    port, ui_port, api_port = _free_port(), _free_port(), _free_port()
+    first = _run_quickstart(tmp_path, port, ui_port, api_port)
     assert "memory.compacted" in first
     assert '"trigger": "host-managed"' in first
     assert "archive checksum: " in first
@@ -75,10 +77,20 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     assert "registered secrets in the distilled entry: none" in first
     link = f"Temporal UI: http://localhost:{ui_port}/namespaces/default/workflows/dream%3Aacme%3Asupport-agent-"
     assert link in first
-    assert "Stopped the worker and the Temporal dev server." in first
+    # The HTTP API: checked over HTTP with the demo tenant's key, then the curl lines.
+    api = f"http://127.0.0.1:{api_port}"
+    assert f"HTTP API at {api} (OpenAPI at {api}/docs): discovery reports 8/8 memory " in first
+    assert re.search(r"; \d+ entries of mem://acme/support-agent listed with the demo key", first)
+    key_file = tmp_path / "api-key"
+    assert f"export AGENT_MEMORY_API={api} AGENT_MEMORY_KEY=$(cat {key_file})" in first
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    key = key_file.read_text()
+    assert key.startswith("amk_") and key.strip() not in first
+    assert "Stopped the API, the worker and the Temporal dev server." in first
     assert (tmp_path / "postgres").is_dir() and (tmp_path / "secrets.json").exists()
 
-    second = _run_quickstart(tmp_path, port, ui_port)
+    second = _run_quickstart(tmp_path, port, ui_port, api_port)
+    assert key_file.read_text() == key  # the same key, still valid, is reused
     assert "MEMORY-INDEX.json v2" in second
     assert "2 archives" in second
     # The next day: the facts learned again merge into yesterday's survivors, and the
