@@ -40,6 +40,7 @@ bench:
 	$(PY) -m benchmarks.consolidation_bench
 	$(PY) -m benchmarks.commitment_parser_bench
 	$(PY) -m benchmarks.commitments_bench
+	$(PY) -m benchmarks.http_bench
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache
