@@ -17,9 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 def _curl(line: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-c", line], env=env, capture_output=True, text=True, timeout=90
-    )
+    return subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=90)
 
 
 async def test_readme_curl_lines(running_api) -> None:
