@@ -11,6 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.factories import SECRET_CANARIES, WRITTEN_TEXTS
+
 pytestmark = pytest.mark.slow
 
 
@@ -84,6 +86,10 @@ SPEC_CORPUS = [
     "Support hours are 9 to 5 on weekdays",
 ]
 _DISTILLATION_KEYS = {"tokenBudget", "tokensUsed", "indexUpdated"}
+INTENTION = "Follow up with Dana when the contract is signed"
+# The end-of-session history audit (test_zz_history_audit.py) checks that none of this
+# text, written through HTTP, reached a workflow history.
+WRITTEN_TEXTS.update([s["content"] for s in SOURCES], SPEC_CORPUS, [INTENTION])
 
 
 async def _events(http: httpx.AsyncClient, ref: str, kind: str) -> list[dict]:
@@ -165,6 +171,7 @@ async def test_a_redacted_secret_stays_redacted_in_the_archive(running_api, vaul
     tenant = _tenant()
     ref = f"mem://{tenant}/agent-1"
     secret = "sk-live-" + uuid.uuid4().hex
+    SECRET_CANARIES.add(secret)
     vault.secrets[tenant] = {"stripe-key": secret}
     async with await running_api.client_for(tenant) as http:
         response = await http.post(
@@ -221,7 +228,7 @@ async def test_consolidation_shape_idempotence_and_secret_carry_forward(running_
 async def test_a_commitment_fires_once_and_its_event_is_content_free(running_api) -> None:
     tenant = _tenant()
     ref = f"mem://{tenant}/agent-1"
-    intention = "Follow up with Dana when the contract is signed"
+    intention = INTENTION
     async with await running_api.client_for(tenant) as http:
         response = await http.post(
             "/v1/host/sample/commitment/fire", json={"memoryRef": ref, "intention": intention}

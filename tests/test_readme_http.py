@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 
 import pytest
 
+from tests.factories import WRITTEN_TEXTS
 from tests.test_temporal_cli import readme_commands
 
 pytestmark = pytest.mark.slow
@@ -25,6 +27,10 @@ async def test_readme_curl_lines(running_api) -> None:
     key = await running_api.key_for("acme")
     env = {**os.environ, "AGENT_MEMORY_API": running_api.url, "AGENT_MEMORY_KEY": key}
     lines = readme_commands("http-api")
+    # The text these lines write must not reach a workflow history (test_zz_history_audit).
+    for line in lines:
+        WRITTEN_TEXTS.update(re.findall(r'"(?:sources|intention)": \[?"([^"]{16,})"', line))
+        WRITTEN_TEXTS.update(re.findall(r', "([^"]{16,})"\]', line))
     assert len(lines) == 8 and all(line.startswith("curl ") for line in lines)
     answers = []
     for line in lines:
