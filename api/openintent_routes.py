@@ -13,6 +13,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 
 from api.auth import Api, Tenant
 from api.errors import ApiError, not_found
@@ -99,81 +100,68 @@ async def create_memory(
     return entry_out(entry, agent)
 
 
-def _query(
-    namespace: str | None,
-    key: str | None,
-    memory_type: Tier | None,
-    tags: str | None,
-    tags_any: str | None,
-    pinned: bool | None,
-    limit: int,
-    offset: int,
-) -> MemoryQuery:
-    def split(raw: str | None) -> tuple[str, ...]:
-        return tuple(t.strip() for t in raw.split(",") if t.strip()) if raw else ()
+class MemoryFilters(BaseModel):
+    """The RFC-0015 §4.1 query parameters both list routes take."""
 
-    prefix = namespace[:-1] if namespace and namespace.endswith("*") else None
-    return MemoryQuery.model_construct(
-        tags_all=split(tags),
-        tags_any=split(tags_any),
-        tier=memory_type,
-        namespace=None if prefix is not None else namespace,
-        namespace_prefix=prefix or None,
-        key=key,
-        pinned=pinned,
-        subject=None,
-        updated_after=None,
-        updated_before=None,
-        limit=limit,
-        offset=offset,
-    )
+    namespace: str | None = Field(default=None, description="exact, or a prefix ending in *")
+    key: str | None = None
+    memory_type: Tier | None = None
+    tags: str | None = Field(default=None, description="comma-separated, all must match")
+    tags_any: str | None = Field(default=None, description="comma-separated, any may match")
+    pinned: bool | None = None
+    limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
+    offset: int = Field(default=0, ge=0, le=MAX_QUERY_OFFSET)
+
+    def query(self) -> MemoryQuery:
+        def split(raw: str | None) -> tuple[str, ...]:
+            return tuple(t.strip() for t in raw.split(",") if t.strip()) if raw else ()
+
+        namespace = self.namespace
+        prefix = namespace[:-1] if namespace and namespace.endswith("*") else None
+        # Unvalidated on purpose: a filter value no entry can hold finds nothing (the
+        # store's read rule), rather than being an error.
+        return MemoryQuery.model_construct(
+            tags_all=split(self.tags),
+            tags_any=split(self.tags_any),
+            tier=self.memory_type,
+            namespace=None if prefix is not None else namespace,
+            namespace_prefix=prefix or None,
+            key=self.key,
+            pinned=self.pinned,
+            subject=None,
+            updated_after=None,
+            updated_before=None,
+            limit=self.limit,
+            offset=self.offset,
+        )
 
 
+Filters = Annotated[MemoryFilters, Query()]
 Limit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
-Offset = Annotated[int, Query(ge=0, le=MAX_QUERY_OFFSET)]
 
 
 @router.get("/memory", response_model=MemoryPage)
 async def query_memory(
     api: Api,
     tenant: Tenant,
+    filters: Filters,
     x_agent_id: AgentHeader = None,
     agent_id: str | None = None,
-    namespace: str | None = None,
-    key: str | None = None,
-    memory_type: Tier | None = None,
-    tags: str | None = None,
-    tags_any: str | None = None,
-    pinned: bool | None = None,
-    limit: Limit = 100,
-    offset: Offset = 0,
 ) -> MemoryPage:
     ref, agent = _agent(tenant, agent_id, x_agent_id)
-    query = _query(namespace, key, memory_type, tags, tags_any, pinned, limit, offset)
+    query = filters.query()
     found = await api.store.query(str(ref), query)
     total = await api.store.count(str(ref), query)
-    return MemoryPage(
-        entries=[entry_out(e, agent) for e in found], total=total, limit=limit, offset=offset
-    )
+    entries = [entry_out(e, agent) for e in found]
+    return MemoryPage(entries=entries, total=total, limit=filters.limit, offset=filters.offset)
 
 
 @router.get("/agents/{agent_id}/memory", response_model=list[MemoryEntryOut])
 async def list_agent_memory(
-    agent_id: str,
-    api: Api,
-    tenant: Tenant,
-    namespace: str | None = None,
-    key: str | None = None,
-    memory_type: Tier | None = None,
-    tags: str | None = None,
-    tags_any: str | None = None,
-    pinned: bool | None = None,
-    limit: Limit = 100,
-    offset: Offset = 0,
+    agent_id: str, api: Api, tenant: Tenant, filters: Filters
 ) -> list[MemoryEntryOut]:
     ref, agent = _agent(tenant, agent_id, None)
-    query = _query(namespace, key, memory_type, tags, tags_any, pinned, limit, offset)
-    return [entry_out(e, agent) for e in await api.store.query(str(ref), query)]
+    return [entry_out(e, agent) for e in await api.store.query(str(ref), filters.query())]
 
 
 @router.get("/memory/events", response_model=EventPage)
