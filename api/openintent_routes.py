@@ -13,7 +13,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, Field
 
 from api.auth import Api, Tenant
 from api.errors import ApiError, not_found
@@ -109,6 +109,8 @@ class MemoryFilters(BaseModel):
     tags: str | None = Field(default=None, description="comma-separated, all must match")
     tags_any: str | None = Field(default=None, description="comma-separated, any may match")
     pinned: bool | None = None
+    updated_after: AwareDatetime | None = None
+    updated_before: AwareDatetime | None = None
     limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
     offset: int = Field(default=0, ge=0, le=MAX_QUERY_OFFSET)
 
@@ -129,8 +131,8 @@ class MemoryFilters(BaseModel):
             key=self.key,
             pinned=self.pinned,
             subject=None,
-            updated_after=None,
-            updated_before=None,
+            updated_after=self.updated_after,
+            updated_before=self.updated_before,
             limit=self.limit,
             offset=self.offset,
         )

@@ -126,6 +126,18 @@ async def test_rfc_envelope_list_filters_and_paging(running_api) -> None:
         assert exact["total"] == 4
         # Timestamps are +00:00 (the SDK parses them with datetime.fromisoformat).
         assert exact["entries"][0]["created_at"].endswith("+00:00")
+        newest = page["entries"][0]["updated_at"]
+        before_newest = (
+            await http.get(
+                "/api/v1/memory",
+                params={"agent_id": "a1", "tags": "batch,odd", "updated_before": newest},
+            )
+        ).json()
+        assert before_newest["total"] == 2
+        naive = await http.get(
+            "/api/v1/memory", params={"agent_id": "a1", "updated_after": "2026-01-01T00:00:00"}
+        )
+        assert naive.status_code == 422 and naive.json()["field"] == "updated_after"
 
 
 async def test_patch_needs_if_match_and_a_stale_one_gets_409_with_current_version(

@@ -75,10 +75,8 @@ def _tenant() -> str:
     return "t" + uuid.uuid4().hex[:10]
 
 
-SOURCES = [
-    {"content": f"Call {i}: the customer asked about invoice {100 + i}", "tags": ["call"]}
-    for i in range(6)
-]
+CALL_NOTES = [f"Call {i}: the customer asked about invoice {100 + i}" for i in range(6)]
+SOURCES = [{"content": text, "tags": ["call"]} for text in CALL_NOTES]
 SPEC_CORPUS = [
     "The customer prefers invoices in EUR",
     "Note: the customer prefers invoices in EUR.",
@@ -89,7 +87,7 @@ _DISTILLATION_KEYS = {"tokenBudget", "tokensUsed", "indexUpdated"}
 INTENTION = "Follow up with Dana when the contract is signed"
 # The end-of-session history audit (test_zz_history_audit.py) checks that none of this
 # text, written through HTTP, reached a workflow history.
-WRITTEN_TEXTS.update([s["content"] for s in SOURCES], SPEC_CORPUS, [INTENTION])
+WRITTEN_TEXTS.update(CALL_NOTES, SPEC_CORPUS, [INTENTION])
 
 
 async def _events(http: httpx.AsyncClient, ref: str, kind: str) -> list[dict]:
