@@ -1,7 +1,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test lint format typecheck schemas bench histories clean
+.PHONY: setup demo serve test lint format typecheck schemas bench histories clean
 
 setup:
 	python3 -m venv $(VENV)
@@ -11,6 +11,9 @@ setup:
 
 demo:
 	./quickstart.sh
+
+serve:
+	$(VENV)/bin/memoryctl serve
 
 test:
 	./run-tests.sh
