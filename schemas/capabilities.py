@@ -1,5 +1,6 @@
-"""What this host advertises for distillation (RFC 0062 §A). One place, so the
-workflows' clamp, the archive retention and the discovery document agree."""
+"""The distillation limits this host honours (RFC 0062 §A). One place, so the
+workflows' clamp, the archive retention and the discovery document (api/discovery.py,
+which adds what is live right now) agree."""
 
 from __future__ import annotations
 
@@ -15,12 +16,3 @@ ARCHIVE_RETENTION_ISO = "P30D"
 # MEMORY-INDEX.json is loaded at every session start; its size is capped so that cost
 # is bounded and known (Claude Code, for comparison, loads at most 25 KB of its index).
 MEMORY_INDEX_MAX_TOKENS = 2_000
-
-DISTILLATION_CAPABILITY = {
-    "supported": True,
-    "maxTokenBudget": MAX_TOKEN_BUDGET,
-    "scheduled": True,
-    "indexEmitted": True,
-    "tokenizerName": TOKENIZER_NAME,
-    "archiveRetention": ARCHIVE_RETENTION_ISO,
-}
