@@ -32,6 +32,9 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
         description=DESCRIPTION,
         docs_url="/docs",
         openapi_url="/openapi.json",
+        # A path with a trailing slash is a 404 in the error envelope, not a redirect with
+        # an empty body that a client must follow to learn the same thing.
+        redirect_slashes=False,
     )
     app.state.services = api
     app.state.key_cache = _KeyCache()

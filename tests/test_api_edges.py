@@ -214,3 +214,13 @@ async def test_openapi_is_published(running_api) -> None:
         "/api/v1/agents/{agent_id}/memory",
     ):
         assert path in spec["paths"], path
+
+
+async def test_a_trailing_slash_is_a_404_envelope_not_a_redirect(running_api) -> None:
+    """Found by tests/test_fuzz_http.py: a path ending in an encoded '/' was a 307 with an
+    empty body; every answer is JSON in the envelope."""
+    async with await running_api.client_for("t" + uuid.uuid4().hex[:10]) as http:
+        for path in ("/api/v1/memory/m1%2F", "/api/v1/memory/", "/v1/agents/"):
+            response = await http.get(path, headers={"X-Agent-ID": "a1"})
+            assert response.status_code == 404, (path, response.status_code)
+            assert response.json()["error"] == "not_found"
