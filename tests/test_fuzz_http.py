@@ -66,7 +66,7 @@ QUERY_NAMES = [
     *("agent_id", "namespace", "key", "memory_type", "tags", "tags_any", "pinned", "limit"),
     *("offset", "cursor", "updated_after", "memoryRef", "afterSeq", "type"),
 ]
-budgets = st.sampled_from([0, -1, 1.5, "8000", 2**64, None, True, [], {}])
+budgets: st.SearchStrategy[Any] = st.sampled_from([0, -1, 1.5, "8000", 2**64, None, True, [], {}])
 refs = (
     hostile_text
     | st.sampled_from(
