@@ -707,7 +707,9 @@ class PostgresMemoryStore:
     async def lineage(self, memory_ref: str, entry_id: str) -> builtins.list[LineageLink]:
         """Where an entry's text went: every derived artifact, transitively (audit)."""
         ref = try_parse_memory_ref(memory_ref)
-        if ref is None:
+        # An id no entry can have (NUL, a lone surrogate) has no lineage; it must not
+        # reach the driver, whose error would quote it.
+        if ref is None or not _possible(_TEXT_ID, entry_id):
             return []
         async with self._autocommit.connect() as connection:
             return await derived_from(connection, ref, [entry_id])

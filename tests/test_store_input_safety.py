@@ -286,6 +286,7 @@ async def test_reads_with_an_impossible_id_or_key_find_nothing(
     assert await store.snapshot_info(ref, value) is None
     assert await store.read_snapshot(ref, value) == []
     assert await store.events(ref, types=[value]) == []
+    assert await store.lineage(ref, value) == []  # found by tests/test_fuzz_store.py
     # Nothing was deleted, and the good entry is still found.
     assert await store.get(ref, entry.id) is not None
     assert await _stored(engine, ref) == (1, 2)
