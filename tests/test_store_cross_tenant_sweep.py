@@ -75,9 +75,8 @@ async def test_ten_thousand_store_probes_find_nothing_of_the_other_tenant(
                 for i, canary in enumerate(canaries)
             ]
             + [
-                NewMemoryEntry(
-                    content="Note: the customer prefers invoices in EUR.", tier=Tier.SEMANTIC
-                ),
+                NewMemoryEntry(content="The trial lasts 14 days", tier=Tier.SEMANTIC),
+                NewMemoryEntry(content="Note: the trial lasts 14 days.", tier=Tier.SEMANTIC),
                 NewMemoryEntry(
                     content="Follow up with Dana when the contract is signed",
                     tags=("commitment",),
@@ -95,15 +94,16 @@ async def test_ten_thousand_store_probes_find_nothing_of_the_other_tenant(
     await store.commitments.infer(InferCommitmentsRequest(memory_ref=a_refs[0]))
     commitments = [c.commitment_id for c in await store.commitments.list(a_refs[0])]
     assert commitments and distilled.output_id
-    a_ids = [
+    merged = [i for p in passes for i in (p.merged_ids or ())]
+    assert merged  # consolidation merged the restated fact: lineage to probe for
+    a_ids: list[str] = [
         *ids,
         *commitments,
         *(p.pass_id for p in passes),
+        *merged,
         distilled.output_id,
-        distilled.snapshot_id or "",
-        *(p.merged_ids or () for p in passes),
+        *([distilled.snapshot_id] if distilled.snapshot_id else []),
     ]
-    a_ids = [i for i in a_ids if isinstance(i, str) and i]
     before = await _a_state(engine, a)
 
     agents = ["agent-1", "agent-2", "agent-3"]
