@@ -28,7 +28,8 @@ from schemas.errors import (
 
 log = logging.getLogger("agent_memory.api")
 
-# Where each store error lands. Anything not listed is a 4xx refusal (409).
+# Where each error code lands, whether a store call raised it or a workflow's activity
+# reported it. Anything not listed is a refusal (409); see status_of.
 _STATUS: dict[ErrorCode, int] = {
     ErrorCode.INVALID_INPUT: 422,
     ErrorCode.INVALID_MEMORY_REF: 422,
@@ -56,6 +57,10 @@ class ApiError(Exception):
         self.details = details
 
 
+def status_of(code: ErrorCode) -> int:
+    return _STATUS.get(code, 409)
+
+
 def not_found(what: str = "resource") -> ApiError:
     # The same answer whether the thing is missing or belongs to another tenant (CTI-1).
     return ApiError(404, ErrorCode.NOT_FOUND.value, f"no such {what}")
@@ -80,7 +85,7 @@ def _memory_error(error: MemoryError_) -> JSONResponse:
         details = {"details": {"budget": error.budget, "minimumRequired": error.minimum_required}}
     elif isinstance(error, InvalidInput):
         details = {"field": error.field}
-    status = _STATUS.get(error.code, 409)
+    status = status_of(error.code)
     return envelope(status, error.code.value, message, **details)
 
 

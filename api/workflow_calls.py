@@ -12,7 +12,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from api.errors import _STATUS, ApiError
+from api.errors import ApiError, status_of
 from api.services import ApiServices
 from runtime.search_attributes import attributes_of
 from schemas.errors import ErrorCode
@@ -39,7 +39,7 @@ def refusal_of(error: WorkflowFailureError) -> ApiError:
     details: dict[str, Any] = {}
     if cause.details and isinstance(cause.details[0], dict):
         details = {"details": cause.details[0]}
-    return ApiError(_STATUS.get(code, 409), code.value, cause.message, **details)
+    return ApiError(status_of(code), code.value, cause.message, **details)
 
 
 async def run_workflow(
