@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, Header, Query
 from pydantic import AwareDatetime, BaseModel, Field
 
 from api.auth import Api, Tenant
@@ -69,6 +68,16 @@ def _agent(tenant: str, agent_id: str | None, header: str | None) -> tuple[Memor
         )
     ref = agent_ref(tenant, chosen)
     return ref, ref.agent
+
+
+async def _request_agent(
+    tenant: Tenant, x_agent_id: AgentHeader = None, agent_id: str | None = None
+) -> tuple[MemoryRef, str]:
+    """The agent a request addresses: ``agent_id`` in the query, else ``X-Agent-ID``."""
+    return _agent(tenant, agent_id, x_agent_id)
+
+
+RequestAgent = Annotated[tuple[MemoryRef, str], Depends(_request_agent)]
 
 
 def _attribution(header: str | None) -> Attribution | None:
@@ -143,14 +152,8 @@ Limit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
 
 
 @router.get("/memory", response_model=MemoryPage)
-async def query_memory(
-    api: Api,
-    tenant: Tenant,
-    filters: Filters,
-    x_agent_id: AgentHeader = None,
-    agent_id: str | None = None,
-) -> MemoryPage:
-    ref, agent = _agent(tenant, agent_id, x_agent_id)
+async def query_memory(api: Api, filters: Filters, addressed: RequestAgent) -> MemoryPage:
+    ref, agent = addressed
     query = filters.query()
     found = await api.store.query(str(ref), query)
     total = await api.store.count(str(ref), query)
@@ -169,15 +172,13 @@ async def list_agent_memory(
 @router.get("/memory/events", response_model=EventPage)
 async def memory_events(
     api: Api,
-    tenant: Tenant,
-    x_agent_id: AgentHeader = None,
-    agent_id: str | None = None,
+    addressed: RequestAgent,
     cursor: Annotated[int, Query(ge=0)] = 0,
     limit: Limit = 100,
 ) -> EventPage:
     """Lifecycle events (RFC-0015 §5) after ``cursor``, oldest first; pass ``next_cursor``
     back to read on. Events carry ids, never the value."""
-    ref, agent = _agent(tenant, agent_id, x_agent_id)
+    ref, agent = addressed
     found = await api.store.events(
         str(ref), after_seq=cursor, limit=limit, types=[t.value for t in LIFECYCLE_TYPES]
     )
@@ -203,14 +204,8 @@ async def memory_events(
 
 
 @router.get("/memory/{entry_id}", response_model=MemoryEntryOut)
-async def get_memory(
-    entry_id: str,
-    api: Api,
-    tenant: Tenant,
-    x_agent_id: AgentHeader = None,
-    agent_id: str | None = None,
-) -> MemoryEntryOut:
-    ref, agent = _agent(tenant, agent_id, x_agent_id)
+async def get_memory(entry_id: str, api: Api, addressed: RequestAgent) -> MemoryEntryOut:
+    ref, agent = addressed
     entry = await api.store.get_entry(str(ref), entry_id)
     if entry is None:
         raise not_found("memory entry")
@@ -242,12 +237,12 @@ async def update_memory(
     body: UpdateMemoryRequest,
     api: Api,
     tenant: Tenant,
+    addressed: RequestAgent,
     if_match: Annotated[str | None, Header(alias="If-Match")] = None,
     x_agent_id: AgentHeader = None,
-    agent_id: str | None = None,
 ) -> MemoryEntryOut:
     expected = _if_match(if_match)
-    ref, agent = _agent(tenant, agent_id, x_agent_id)
+    ref, agent = addressed
     current = await api.store.get_entry(str(ref), entry_id, touch=False)
     if current is None:
         raise not_found("memory entry")
@@ -276,14 +271,8 @@ async def update_memory(
 
 
 @router.delete("/memory/{entry_id}", response_model=DeletedEntry)
-async def delete_memory(
-    entry_id: str,
-    api: Api,
-    tenant: Tenant,
-    x_agent_id: AgentHeader = None,
-    agent_id: str | None = None,
-) -> DeletedEntry | JSONResponse:
-    ref, _ = _agent(tenant, agent_id, x_agent_id)
+async def delete_memory(entry_id: str, api: Api, addressed: RequestAgent) -> DeletedEntry:
+    ref, _ = addressed
     if not await api.store.delete(str(ref), entry_id):
         raise not_found("memory entry")
     return DeletedEntry(id=entry_id, deleted=True)
