@@ -24,14 +24,19 @@ from schemas.errors import ErrorCode
 from schemas.memory_ref import MemoryRef, parse_segment
 
 router = APIRouter()
+# openwop shapes go out camelCase, and optional fields are absent rather than null (an
+# absent memoryDegraded means "satisfied", RFC 0080 §C-1).
+WIRE_SHAPED: dict[str, Any] = {
+    "response_model_by_alias": True,
+    "response_model_exclude_none": True,
+    "tags": ["openwop"],
+}
 
 
 @router.get(
     "/.well-known/openwop",
     response_model=DiscoveryDocument,
-    response_model_by_alias=True,
-    response_model_exclude_none=True,
-    tags=["openwop"],
+    **WIRE_SHAPED,
     summary="Discovery document, computed from the live state (no credentials)",
 )
 async def discovery(api: Api) -> DiscoveryDocument:
@@ -60,9 +65,7 @@ def _entry(
 @router.get(
     "/v1/agents",
     response_model=AgentInventory,
-    response_model_by_alias=True,
-    response_model_exclude_none=True,
-    tags=["openwop"],
+    **WIRE_SHAPED,
     summary="Agent inventory with memoryDegraded / degradedMemoryDimensions (RFC 0080 §C)",
 )
 async def agents(api: Api, tenant: Tenant) -> AgentInventory:
@@ -87,9 +90,7 @@ async def agents(api: Api, tenant: Tenant) -> AgentInventory:
 @router.put(
     "/v1/agents/{agent_id}",
     response_model=AgentInventoryEntry,
-    response_model_by_alias=True,
-    response_model_exclude_none=True,
-    tags=["openwop"],
+    **WIRE_SHAPED,
     summary="Register an agent's manifest memoryShape (host extension)",
 )
 async def register_agent(
