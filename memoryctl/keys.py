@@ -20,11 +20,10 @@ from rich.text import Text
 from memoryctl.cli import (
     EXIT_FAILED,
     JsonOption,
-    _engine,
     _print_json,
-    _run,
     console,
     short_instant,
+    with_store,
 )
 
 if TYPE_CHECKING:
@@ -43,18 +42,11 @@ class KeyNotRevoked(Exception):
 
 
 def _with_keys(use: Callable[[ApiKeyStore], Awaitable[T]]) -> T:
-    """Run one key-store call against DATABASE_URL; failures as one line (see _run)."""
+    """One key-store call over the store's engine (with_store: connect, call, dispose,
+    failures as one line)."""
+    from memory.api_keys import ApiKeyStore
 
-    async def action() -> T:
-        from memory.api_keys import ApiKeyStore
-
-        engine = _engine()
-        try:
-            return await use(ApiKeyStore(engine))
-        finally:
-            await engine.dispose()
-
-    return _run(action)
+    return with_store(lambda store: use(ApiKeyStore(store.engine)))
 
 
 @keys_app.command("create")
