@@ -34,6 +34,7 @@ from schemas.base import WireModel
 from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult
 from schemas.consolidation import ConsolidationInput, ConsolidationResult
 from schemas.errors import DuplicateKey
+from schemas.events import EventRecord
 from schemas.memory_entry import MAX_TAGS, NewMemoryEntry, Tag, Tier
 from schemas.memory_ref import MemoryRef
 from schemas.workflow_io import DistillationInput, DistillationResult, TokenBudget
@@ -105,31 +106,42 @@ async def _seed(
     return ids
 
 
-def _with_canary(
-    api: ApiServices, tenant: str, ref: MemoryRef, sources: tuple[Any, ...], include: bool
-) -> tuple[MemorySecretRegistry, tuple[Any, ...], str | None]:
-    """The tenant's registry, plus (when asked) a fresh canary secret registered for this
-    request and one source carrying it: SR-1 redacts it at write, and the answer says
-    whether it re-appeared in the output."""
+async def _seed_fixture(
+    api: ApiServices,
+    ref: MemoryRef,
+    tenant: str,
+    sources: tuple[str | SeedSource, ...],
+    include_canary: bool,
+    tier: Tier,
+) -> tuple[list[str], str | None]:
+    """Seed a seam's sources (SR-1 redacted with the tenant's secrets) and return their
+    ids. With ``include_canary``, a fresh canary secret is registered for this request
+    and one more source carries it: SR-1 redacts it at write, and the answer says whether
+    it re-appeared in the output (the canary is returned for that check only)."""
     registry = api.registries.for_tenant(tenant)
-    if not include:
-        return registry, sources, None
-    canary = "canary-" + random_secrets.token_hex(16)
-    scoped = MemorySecretRegistry("seam")
-    for secret_id, value in api.vault.secrets_for(tenant).items():
-        scoped.register(secret_id, value)
-    scoped.register("seam-canary", canary)
-    carrier = SeedSource(content=f"The deploy token for {ref.agent} is {canary}", tags=("secret",))
-    return scoped, (*sources, carrier), canary
+    canary = None
+    if include_canary:
+        canary = "canary-" + random_secrets.token_hex(16)
+        registry = MemorySecretRegistry("seam")
+        for secret_id, value in api.vault.secrets_for(tenant).items():
+            registry.register(secret_id, value)
+        registry.register("seam-canary", canary)
+        carrier = f"The deploy token for {ref.agent} is {canary}"
+        sources = (*sources, SeedSource(content=carrier, tags=("secret",)))
+    seeded = await _seed(api, ref, sources, tier, registry) if sources else []
+    return seeded, canary
+
+
+def _shaped(event: EventRecord) -> dict[str, Any]:
+    """An event as the seams answer with it: type, seq and the content-free payload."""
+    return {"type": event.type, "seq": event.seq, "payload": event.payload}
 
 
 async def _event(api: ApiServices, ref: MemoryRef, seq: int | None) -> dict[str, Any] | None:
     if seq is None:
         return None
     found = await api.store.events(str(ref), after_seq=seq - 1, limit=1)
-    if not found or found[0].seq != seq:
-        return None
-    return {"type": found[0].type, "seq": seq, "payload": found[0].payload}
+    return _shaped(found[0]) if found and found[0].seq == seq else None
 
 
 async def _earlier_distillation(
@@ -147,7 +159,7 @@ async def _earlier_distillation(
             and isinstance(distillation, dict)
             and distillation.get("tokenBudget") == budget
         ):
-            return {"type": event.type, "seq": event.seq, "payload": payload}
+            return _shaped(event)
     return None
 
 
@@ -168,10 +180,9 @@ async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[st
     from workflows.dream import distillation_workflow_id
 
     ref = owned_ref(tenant, body.memory_ref)
-    registry, sources, canary = _with_canary(
-        api, tenant, ref, body.sources or (), body.include_secret_canary
+    seeded, canary = await _seed_fixture(
+        api, ref, tenant, body.sources or (), body.include_secret_canary, Tier.EPISODIC
     )
-    seeded = await _seed(api, ref, sources, Tier.EPISODIC, registry) if sources else None
     result: DistillationResult = await run_workflow(
         api,
         DistillationWorkflow.run,
@@ -227,10 +238,9 @@ async def consolidate(body: ConsolidateSeamRequest, api: Api, tenant: Tenant) ->
     from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
 
     ref = owned_ref(tenant, body.memory_ref)
-    registry, sources, canary = _with_canary(
-        api, tenant, ref, body.sources or (), body.include_secret_canary
+    seeded, canary = await _seed_fixture(
+        api, ref, tenant, body.sources or (), body.include_secret_canary, Tier.SEMANTIC
     )
-    seeded = await _seed(api, ref, sources, Tier.SEMANTIC, registry) if sources else []
     result: ConsolidationResult = await run_workflow(
         api,
         ConsolidationWorkflow.run,
@@ -313,11 +323,19 @@ async def fire_commitment(
 
 
 async def _wait_for_fired(api: ApiServices, ref: MemoryRef, commitment_id: str) -> dict[str, Any]:
+    """The commitment's fired event: one read of the log, then only what is new."""
     deadline = asyncio.get_running_loop().time() + FIRE_WAIT_S
+    after = 0
     while True:
-        for event in await api.store.events(str(ref), types=["commitment.fired"], limit=10_000):
+        found = await api.store.events(
+            str(ref), after_seq=after, types=["commitment.fired"], limit=1000
+        )
+        for event in found:
             if event.payload.get("commitmentId") == commitment_id:
-                return {"type": event.type, "seq": event.seq, "payload": event.payload}
+                return _shaped(event)
+        after = found[-1].seq if found else after
+        if len(found) == 1000:
+            continue  # more to read before waiting
         if asyncio.get_running_loop().time() > deadline:
             raise ApiError(
                 504, "fire_timeout", f"the commitment did not fire within {FIRE_WAIT_S:.0f} s"
