@@ -47,3 +47,24 @@ async def row_counts(engine: AsyncEngine) -> dict[str, int]:
                 await connection.execute(select(func.count()).select_from(table))
             ).scalar_one()
     return counts
+
+
+def _fingerprint_query() -> str:
+    """One statement: every table's row count, and a checksum of the rows of the tables
+    writes reach (entries, events, manifests); api_keys' last-use time aside."""
+    parts = [f"(SELECT count(*) FROM {t.name})::text" for t in tables.metadata.sorted_tables]
+    parts += [
+        f"(SELECT md5(coalesce(string_agg({name}::text, ',' ORDER BY {name}::text), '')) "
+        f"FROM {name})"
+        for name in ("memory_entries", "memory_events", "agent_manifests")
+    ]
+    return "SELECT md5(concat_ws('|', " + ", ".join(parts) + "))"
+
+
+FINGERPRINT = text(_fingerprint_query())
+
+
+async def fingerprint(engine: AsyncEngine) -> str:
+    """What a refused request must leave unchanged, in one statement."""
+    async with engine.connect() as connection:
+        return str((await connection.execute(FINGERPRINT)).scalar_one())

@@ -19,40 +19,18 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import text
 
 from api.app import create_app
 from api.services import ApiServices
-from memory import tables
 from memory.api_keys import ApiKeyStore
 from runtime.settings import Settings
+from tests.hostile_input import MARKER, hostile_text, json_values
+from tests.scan import fingerprint
 
 pytestmark = pytest.mark.slow
 
 FUZZ_CASES = 5_000
-MARKER = "§fz§"  # in every drawn string, so an echo of input is easy to spot
 TENANT = "fuzz-tenant"
-
-_chars = st.text(st.characters(exclude_categories=()), max_size=10)
-hostile_text = st.tuples(
-    st.just(MARKER),
-    _chars,
-    st.sampled_from(["", "\x00", "\ud800", "\udfff", "\x1f", "\u202e", "\u0430", "\ufeff", "../"]),
-    _chars,
-).map("".join)
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=2**53, max_value=2**70)
-    | st.floats()
-    | hostile_text
-)
-json_values = st.recursive(
-    scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(hostile_text, inner, max_size=3),
-    max_leaves=8,
-)
 CREATE_FIELDS = [
     *("agent_id", "namespace", "key", "value", "memory_type", "scope", "tags", "ttl"),
     *("pinned", "priority", "sensitivity", "curated_by", "expires_at"),
@@ -177,26 +155,6 @@ def requests(draw: st.DrawFn) -> tuple[str, str, dict[str, bytes], bytes | None]
     return method, path, headers, raw
 
 
-def _fingerprint_query() -> str:
-    """One statement: every table's row count, and a checksum of the rows of the tables
-    HTTP writes (entries, events, manifests); api_keys' last-use time aside."""
-    parts = [f"(SELECT count(*) FROM {t.name})::text" for t in tables.metadata.sorted_tables]
-    parts += [
-        f"(SELECT md5(coalesce(string_agg({name}::text, ',' ORDER BY {name}::text), '')) "
-        f"FROM {name})"
-        for name in ("memory_entries", "memory_events", "agent_manifests")
-    ]
-    return "SELECT md5(concat_ws('|', " + ", ".join(parts) + "))"
-
-
-FINGERPRINT = text(_fingerprint_query())
-
-
-async def _fingerprint(engine) -> str:
-    async with engine.connect() as connection:
-        return str((await connection.execute(FINGERPRINT)).scalar_one())
-
-
 BASELINE: dict[object, str] = {}
 
 
@@ -207,7 +165,7 @@ async def fuzz_client(engine, store, vault):
 
     services = ApiServices.build(Settings(), engine, vault, temporal_down, store=store)
     key = (await ApiKeyStore(engine).create(TENANT)).key
-    BASELINE[engine] = await _fingerprint(engine)
+    BASELINE[engine] = await fingerprint(engine)
     app = create_app(services)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://fuzz"
@@ -235,6 +193,6 @@ async def test_hostile_http_requests_are_refused_cleanly(fuzz_client, engine, re
         if response.status_code == 422:
             assert answer["field"], answer
         # Refused: nothing stored changed since the last request that was accepted.
-        assert await _fingerprint(engine) == BASELINE[engine], (method, path, response.text)
+        assert await fingerprint(engine) == BASELINE[engine], (method, path, response.text)
     elif method != "GET":
-        BASELINE[engine] = await _fingerprint(engine)  # an accepted write moves it
+        BASELINE[engine] = await fingerprint(engine)  # an accepted write moves it

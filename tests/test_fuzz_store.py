@@ -25,8 +25,8 @@ from schemas.memory_entry import (
     MemoryQuery,
     NewMemoryEntry,
 )
-from tests.test_fuzz_http import MARKER, hostile_text, json_values
-from tests.test_fuzz_http import _fingerprint as fingerprint
+from tests.hostile_input import MARKER, hostile_text, json_values
+from tests.scan import fingerprint
 
 pytestmark = pytest.mark.slow
 
