@@ -4,36 +4,18 @@ the README quotes: precision, recall, false merges on conflicts, a no-op second 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.benchmark_runs import run_benchmark
 
 
 @pytest.mark.slow
 def test_consolidation_bench_quick_runs(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env["AGENT_MEMORY_STATE_DIR"] = str(tmp_path / "state")
-    results = tmp_path / "consolidation-quick.json"
-    completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks.consolidation_bench", "--quick", "--json", str(results)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
-    output = completed.stdout
-    assert completed.returncode == 0, output[-3000:] + completed.stderr[-3000:]
+    output, report = run_benchmark("consolidation_bench", "quick", tmp_path, timeout=300)
     assert "all pairs: 124,750 compared" in output, output
     assert "(no-op)" in output, output
-    report = json.loads(results.read_text())
     (row,) = report["sizes"]
     summary = row["summary"]
     assert summary["merge_precision"] >= 0.99, summary

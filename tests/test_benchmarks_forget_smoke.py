@@ -3,34 +3,17 @@ with 3 days of archives beside the same ref without derived copies)."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.benchmark_runs import run_benchmark
 
 
 @pytest.mark.slow
 def test_forget_bench_quick_runs(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env["AGENT_MEMORY_STATE_DIR"] = str(tmp_path / "state")
-    results = tmp_path / "forget-quick.json"
-    completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks.forget_bench", "--quick", "--json", str(results)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
-    output = completed.stdout
-    assert completed.returncode == 0, output[-3000:] + completed.stderr[-3000:]
+    output, document = run_benchmark("forget_bench", "quick", tmp_path, timeout=180)
     assert re.search(r"^operation\s+ref\s+runs\s+median ms", output, re.M), output
     ms = r"\s+\d+\s+\d+\.\d\s+\d+\.\d\s+\d+\.\d\s+\d+\.\d"  # runs, median, min, max, dry run
     for operation in (r"forget 1 entry", r"forget tag \(20 entries\)"):
@@ -40,7 +23,6 @@ def test_forget_bench_quick_runs(tmp_path: Path) -> None:
     assert len(ratios) == 2, output
     assert "PASS" in output, output
 
-    document = json.loads(results.read_text())
     assert document["quick"] is True and document["pass"] is True
     operations = document["operations"]
     single = operations["forget 1 entry"]
