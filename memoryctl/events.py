@@ -52,9 +52,9 @@ def events(
     if ctx.invoked_subcommand is not None:
         return
     if memory_ref is None:
-        from typer._click.exceptions import MissingParameter
-
-        raise MissingParameter(ctx=ctx, param_hint="'--memory-ref'", param_type="option")
+        # Public API only: typer vendors click from 0.2x on, so its exception classes
+        # live in different modules across the versions pyproject allows.
+        raise typer.BadParameter("is required", ctx=ctx, param_hint="'--memory-ref'")
     ref = _checked_ref(memory_ref)
 
     rows = with_store(lambda store: store.events(ref, after_seq=after_seq, limit=limit))
