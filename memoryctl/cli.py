@@ -60,6 +60,12 @@ def _error(message: str) -> None:
     errors.print(f"error: {message}", markup=False, style="red", soft_wrap=True)
 
 
+def bad_input(message: str) -> typer.Exit:
+    """One line on stderr naming the option, then exit 2: raise what this returns."""
+    _error(message)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
 def _run(action: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine; every expected failure becomes one line on stderr and an exit
     status (see the module docstring). Anything else is a bug and keeps its traceback."""

@@ -21,13 +21,13 @@ from rich.table import Table
 from rich.text import Text
 
 from memoryctl.cli import (
-    EXIT_BAD_INPUT,
     EXIT_FAILED,
     JsonOption,
     MemoryRefOption,
     _checked_ref,
     _error,
     _print_json,
+    bad_input,
     console,
     short_instant,
     with_store,
@@ -60,11 +60,6 @@ class VaultUnreadable(Exception):
     exit_status = EXIT_FAILED
 
 
-def _bad_input(message: str) -> typer.Exit:
-    _error(message)
-    return typer.Exit(EXIT_BAD_INPUT)
-
-
 def _content(content: str) -> str:
     """--content's text; '-' reads stdin (UTF-8), dropping one trailing newline."""
     if content != STDIN:
@@ -72,7 +67,7 @@ def _content(content: str) -> str:
     try:
         text = sys.stdin.buffer.read().decode("utf-8")
     except UnicodeDecodeError:
-        raise _bad_input("--content: stdin is not UTF-8 text") from None
+        raise bad_input("--content: stdin is not UTF-8 text") from None
     return text.removesuffix("\n").removesuffix("\r")
 
 
@@ -84,7 +79,7 @@ def _new_entry(
 
     if (namespace is None) != (key is None):
         given, missing = ("--namespace", "--key") if key is None else ("--key", "--namespace")
-        raise _bad_input(f"{given}: must be given together with {missing}")
+        raise bad_input(f"{given}: must be given together with {missing}")
     try:
         return NewMemoryEntry(
             content=content, tags=tuple(tags), tier=tier, namespace=namespace, key=key
@@ -92,7 +87,7 @@ def _new_entry(
     except ValidationError as error:
         problem = error.errors()[0]  # one line, naming the option and the rule
         field = str(problem["loc"][0]) if problem["loc"] else "input"
-        raise _bad_input(f"{_PUT_OPTIONS.get(field, field)}: {problem['msg']}") from None
+        raise bad_input(f"{_PUT_OPTIONS.get(field, field)}: {problem['msg']}") from None
 
 
 def _tenant_secrets(ref: str, run_id: str) -> MemorySecretRegistry:
@@ -174,7 +169,7 @@ def _checked_id(entry_id: str) -> str:
     try:
         return TypeAdapter(EntryId).validate_python(entry_id)
     except ValidationError as error:
-        raise _bad_input(f"ID: {error.errors()[0]['msg']}") from None
+        raise bad_input(f"ID: {error.errors()[0]['msg']}") from None
 
 
 @memory_app.command("get")
@@ -225,7 +220,7 @@ def list_(
     try:
         options = MemoryListOptions(tag=tag, limit=limit)
     except ValidationError as error:
-        raise _bad_input(f"--tag: {error.errors()[0]['msg']}") from None
+        raise bad_input(f"--tag: {error.errors()[0]['msg']}") from None
 
     entries = with_store(lambda store: store.list(ref, options))
     if as_json:

@@ -48,6 +48,7 @@ from memoryctl.cli import (
     _print_json,
     _run,
     _temporal,
+    bad_input,
     console,
     errors,
     exit_process,
@@ -230,11 +231,6 @@ _ERASURE_ROWS = (
 )
 
 
-def _bad_input(message: str) -> typer.Exit:
-    _error(message)
-    return typer.Exit(EXIT_BAD_INPUT)
-
-
 def _forget_request(
     ids: list[str], tag: str | None, subject: str | None, tenant_wide: bool
 ) -> ForgetRequest:
@@ -244,20 +240,20 @@ def _forget_request(
     present = (("--id", bool(ids)), ("--tag", tag is not None), ("--subject", subject is not None))
     given = [option for option, is_given in present if is_given]
     if not given:
-        raise _bad_input("forget: give one of --id, --tag or --subject")
+        raise bad_input("forget: give one of --id, --tag or --subject")
     if len(given) > 1:
-        raise _bad_input(
+        raise bad_input(
             f"{given[0]}: cannot be combined with {given[1]} "
             "(give exactly one of --id, --tag or --subject)"
         )
     if tenant_wide and subject is None:
-        raise _bad_input("--tenant-wide: applies to --subject only")
+        raise bad_input("--tenant-wide: applies to --subject only")
     try:
         return ForgetRequest(ids=tuple(ids), tag=tag, subject=subject, tenant_wide=tenant_wide)
     except ValidationError as error:
         problem = error.errors()[0]  # one line, naming the option and the rule
         option = _FORGET_OPTIONS.get(str(problem["loc"][0]), str(problem["loc"][0]))
-        raise _bad_input(f"{option}: {problem['msg']}") from None
+        raise bad_input(f"{option}: {problem['msg']}") from None
 
 
 def _stdin_is_a_terminal() -> bool:
@@ -323,7 +319,7 @@ def forget(
     ref = _checked_ref(memory_ref)
     request = _forget_request(ids or [], tag, subject, tenant_wide)
     if not (dry_run or yes or _stdin_is_a_terminal()):
-        raise _bad_input("forget: pass --yes to erase without a prompt (or --dry-run)")
+        raise bad_input("forget: pass --yes to erase without a prompt (or --dry-run)")
     if not (dry_run or yes):
         preview = _erase(ref, request, dry_run=True)
         if preview.entries == 0:  # nothing to confirm: the preview is the answer
@@ -361,7 +357,7 @@ def _checked_entry_id(entry_id: str) -> str:
     try:
         return TypeAdapter(EntryId).validate_python(entry_id)
     except ValidationError as error:
-        raise _bad_input(f"--id: {error.errors()[0]['msg']}") from None
+        raise bad_input(f"--id: {error.errors()[0]['msg']}") from None
 
 
 @app.command()
