@@ -1,5 +1,5 @@
 """The one wrapper every activity runs inside: no exception leaves an activity with
-memory content in it.
+memory content in it, and every activity heartbeats while it runs (activities/heartbeat.py).
 
 Errors we raise on purpose (schemas.errors) carry a code and a content-free message;
 they become ApplicationErrors of that type, non-retryable exactly when the code is in
@@ -21,6 +21,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.heartbeat import liveness
 from schemas.errors import ErrorCode, MemoryError_
 
 log = logging.getLogger("agent_memory.activities")
@@ -64,7 +65,8 @@ def content_free(function: F) -> F:
     @functools.wraps(function)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return await function(*args, **kwargs)
+            async with liveness():
+                return await function(*args, **kwargs)
         except Exception as error:
             reported = content_free_error(error)
             if reported is not error:

@@ -28,6 +28,7 @@ from activities.contracts import (
     FIRE_COMMITMENT,
     INFER_COMMITMENTS,
 )
+from activities.heartbeat import progress
 from memory.commitments.store import CommitmentStore
 from runtime.search_attributes import attributes_of
 from schemas.commitments import (
@@ -74,7 +75,7 @@ class CommitmentActivities:
                     started += 1
                 else:
                     already += 1
-                activity.heartbeat({"started": started, "alreadyRunning": already})
+                progress()({"started": started, "alreadyRunning": already})
             await self.commitments.mark_armed(ref, [row.commitment_id for row in batch])
         return ArmReport(memory_ref=str(ref), started=started, already_running=already)
 

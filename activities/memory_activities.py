@@ -21,7 +21,7 @@ from activities.contracts import (
     LEGACY_DISTILL,
     LOAD_MEMORY_INDEX,
 )
-from activities.heartbeat import heartbeating
+from activities.heartbeat import progress
 from memory.adapter import HostMemoryStore
 from memory.distiller import Distiller
 from memory.redaction import MemorySecretRegistry
@@ -60,10 +60,9 @@ class MemoryActivities:
         registry = registry_for_tenant(
             self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
         )
-        async with heartbeating() as progress:
-            return await self.store.distill(
-                request, registry=registry, distiller=self.distiller, progress=progress
-            )
+        return await self.store.distill(
+            request, registry=registry, distiller=self.distiller, progress=progress()
+        )
 
     @activity.defn(name=LEGACY_DISTILL.name)
     @content_free
@@ -87,8 +86,7 @@ class MemoryActivities:
         registry = registry_for_tenant(
             self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
         )
-        async with heartbeating() as progress:
-            return await self.store.consolidate(request, secrets=registry, progress=progress)
+        return await self.store.consolidate(request, secrets=registry, progress=progress())
 
     @activity.defn(name=CREATE_SNAPSHOT.name)
     @content_free

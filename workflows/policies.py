@@ -33,28 +33,32 @@ OUTAGE_TOLERANCE = timedelta(hours=1)
 DREAM_EXECUTION_TIMEOUT = timedelta(hours=6)
 
 
+# Every activity heartbeats while it runs (activities/heartbeat.py, every 2 s), so a
+# worker that dies mid-activity (SIGKILL, OOM, a lost node) is noticed within this and
+# the activity retried on another worker, instead of after its start-to-close timeout
+# (minutes). Every step is idempotent on what it consumes, so a retry applies once.
+HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+
+
 @dataclass(frozen=True)
 class ActivityOptions:
     start_to_close: timedelta
     schedule_to_close: timedelta = OUTAGE_TOLERANCE
-    heartbeat: timedelta | None = None
+    heartbeat: timedelta | None = HEARTBEAT_TIMEOUT
     retry: RetryPolicy = field(default_factory=lambda: STORE_RETRY)
 
 
 # A distillation reads only what its budget can consume (at most a few thousand rows),
-# so minutes are generous; heartbeats catch a dead worker within HEARTBEAT_TIMEOUT.
-HEARTBEAT_TIMEOUT = timedelta(seconds=30)
+# so minutes are generous.
 DISTILL = ActivityOptions(
     start_to_close=timedelta(minutes=30),
     schedule_to_close=OUTAGE_TOLERANCE + timedelta(minutes=30),
-    heartbeat=HEARTBEAT_TIMEOUT,
 )
 # A pass reads and plans the whole long-term corpus of a memoryRef (100k entries in
 # well under a minute here) inside one transaction; heartbeats carry its phase.
 CONSOLIDATE = ActivityOptions(
     start_to_close=timedelta(minutes=30),
     schedule_to_close=OUTAGE_TOLERANCE + timedelta(minutes=30),
-    heartbeat=HEARTBEAT_TIMEOUT,
 )
 SNAPSHOT = ActivityOptions(start_to_close=timedelta(minutes=5))
 MAINTENANCE = ActivityOptions(start_to_close=timedelta(minutes=5))
@@ -62,6 +66,6 @@ INDEX = ActivityOptions(start_to_close=timedelta(seconds=30))
 # Inference parses what was written since the watermark; arming starts workflows through
 # the Temporal client (heartbeats carry the count so far).
 INFER = ActivityOptions(start_to_close=timedelta(minutes=10))
-ARM = ActivityOptions(start_to_close=timedelta(minutes=30), heartbeat=HEARTBEAT_TIMEOUT)
+ARM = ActivityOptions(start_to_close=timedelta(minutes=30))
 # One claim-and-record transaction: short, retried through outages like every store call.
 FIRE = ActivityOptions(start_to_close=timedelta(seconds=30))
