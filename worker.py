@@ -2,10 +2,10 @@
 
     python worker.py
 
-Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, AGENT_MEMORY_TASK_QUEUE, DATABASE_URL and
-AGENT_MEMORY_SECRETS_FILE (runtime/settings.py). Without DATABASE_URL it starts the
-embedded PostgreSQL. SIGINT/SIGTERM stop polling, let running activities finish (up to
-the graceful timeout) and close the database pool.
+Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, AGENT_MEMORY_TASK_QUEUE, DATABASE_URL,
+AGENT_MEMORY_SECRETS_FILE and AGENT_MEMORY_PAYLOAD_KEYS_FILE (runtime/settings.py).
+Without DATABASE_URL it starts the embedded PostgreSQL. SIGINT/SIGTERM stop polling, let
+running activities finish (up to the graceful timeout) and close the database pool.
 """
 
 from __future__ import annotations
@@ -22,12 +22,16 @@ from temporalio.worker import Worker
 
 from activities.commitment_activities import CommitmentActivities
 from activities.memory_activities import MemoryActivities
+from activities.workflow_id_activities import WorkflowIdActivities
 from memory.commitments.predicates import PredicateRegistry
-from memory.database import create_engine, database_url_from_env, migrate
+from memory.database import create_engine, database_url_from_env, migrate, wait_for_database
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault, vault_from_settings
 from runtime.client import connect
+from runtime.converter import payload_codec_for
 from runtime.settings import Settings
+from runtime.workflow_ids import workflow_ids_for
+from runtime.workflow_input import WorkflowInputInterceptor
 from workflows.registry import ALL_WORKFLOWS
 
 log = logging.getLogger("agent_memory.worker")
@@ -37,6 +41,7 @@ log = logging.getLogger("agent_memory.worker")
 async def open_store(settings: Settings) -> AsyncIterator[PostgresMemoryStore]:
     engine = create_engine(settings.database_url or database_url_from_env())
     try:
+        await wait_for_database(engine)
         await migrate(engine)
         yield PostgresMemoryStore(engine)
     finally:
@@ -53,6 +58,7 @@ def build_worker(
     """The worker over ``store``. A host adds its own commitment predicates by passing
     a registry built on memory.commitments.predicates.default_predicates()."""
     vault = vault or vault_from_settings(settings.secrets_file)
+    _check_encryption(client, settings)
     if predicates is not None:
         store.commitments.predicates = predicates
     commitments = CommitmentActivities(store.commitments, client, settings.task_queue)
@@ -60,9 +66,27 @@ def build_worker(
         client,
         task_queue=settings.task_queue,
         workflows=ALL_WORKFLOWS,
-        activities=[*MemoryActivities(store, vault).all(), *commitments.all()],
+        activities=[
+            *MemoryActivities(store, vault).all(),
+            *commitments.all(),
+            *WorkflowIdActivities(workflow_ids_for(settings)).all(),
+        ],
         graceful_shutdown_timeout=timedelta(seconds=20),
+        # A start with the wrong arguments fails the run, never the task (forever).
+        interceptors=[WorkflowInputInterceptor()],
     )
+
+
+def _check_encryption(client: Client, settings: Settings) -> None:
+    """A worker whose settings name a payload keys file but whose client does not encrypt
+    (or the reverse) would write memoryRefs in clear, or ids that do not match the API's:
+    refuse to start. The client must come from runtime.client.connect(settings)."""
+    encrypting = client.data_converter.payload_codec is not None
+    if encrypting != (payload_codec_for(settings) is not None):
+        raise ValueError(
+            "AGENT_MEMORY_PAYLOAD_KEYS_FILE and the client's payload codec disagree; "
+            "connect with runtime.client.connect(settings)"
+        )
 
 
 async def run_worker(settings: Settings, stop: asyncio.Event) -> None:

@@ -28,6 +28,7 @@ from schemas.commitments import (
 )
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.snapshot import SnapshotInfo
+from schemas.workflow_ids import ChildWorkflowIds, ChildWorkflowIdsRequest
 from schemas.workflow_io import (
     DistillationResult,
     DistillMemoryRequest,
@@ -63,6 +64,10 @@ EVALUATE_PREDICATE = ActivityContract(
     "evaluate_predicate", EvaluatePredicateRequest, PredicateOutcome
 )
 CANCEL_COMMITMENT = ActivityContract("cancel_commitment", CancelCommitmentRequest, CancelOutcome)
+# A local activity: the worker holds the keys that opaque workflow ids derive from.
+CHILD_WORKFLOW_IDS = ActivityContract(
+    "child_workflow_ids", ChildWorkflowIdsRequest, ChildWorkflowIds
+)
 # Scheduled only by distillations recorded before budget-bounded selection.
 LEGACY_DISTILL = ActivityContract("distill", DistillRequest, DistillationResult)
 
@@ -78,4 +83,5 @@ ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
     FIRE_COMMITMENT,
     EVALUATE_PREDICATE,
     CANCEL_COMMITMENT,
+    CHILD_WORKFLOW_IDS,
 )

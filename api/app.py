@@ -8,6 +8,7 @@ from fastapi import FastAPI
 from api import openwop_routes
 from api.auth import _KeyCache
 from api.body_limit import MAX_BODY_BYTES, BodyLimit
+from api.codec_server import codec_app
 from api.errors import install_error_handlers
 from api.services import ApiServices
 
@@ -16,6 +17,9 @@ DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
 * openwop: `GET /.well-known/openwop` (public), `GET /v1/agents`, and the sample seams
   under `/v1/host/sample/`.
 * OpenIntent RFC-0015 memory REST under `/api/v1/`.
+
+* The Temporal codec server (encrypted payloads) under `/codec/`: `POST /codec/decode`,
+  `POST /codec/encode`.
 
 Every route but discovery needs an API key (`X-API-Key` or `Authorization: Bearer`);
 a key belongs to one tenant and reaches only that tenant's memoryRefs. Errors are
@@ -42,5 +46,6 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     app.include_router(openwop_routes.router)
     app.include_router(seams.router)
     app.include_router(openintent_routes.router)
+    app.mount("/codec", codec_app(api, app.state.key_cache))
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     return app

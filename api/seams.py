@@ -30,6 +30,7 @@ from api.tenancy import owned_ref
 from api.workflow_calls import run_workflow
 from memory.memory_index import INDEX_PATH, read_workspace_file
 from memory.redaction import MemorySecretRegistry
+from runtime.workflow_ids import workflow_ids_for
 from schemas.base import WireModel
 from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult
 from schemas.consolidation import ConsolidationInput, ConsolidationResult
@@ -177,7 +178,6 @@ async def _leaked(api: ApiServices, ref: MemoryRef, canary: str | None, ids: lis
 @router.post("/memory/distill", summary="Run a token-budgeted distillation (RFC 0062)")
 async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[str, Any]:
     from workflows.distillation import DistillationWorkflow
-    from workflows.dream import distillation_workflow_id
 
     ref = owned_ref(tenant, body.memory_ref)
     seeded, canary = await _seed_fixture(
@@ -192,7 +192,7 @@ async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[st
             sources=tuple(seeded) if seeded else None,
             index_emitted=body.index_emitted,
         ),
-        workflow_id=distillation_workflow_id(ref),
+        workflow_id=workflow_ids_for(api.settings).distillation(ref),
         ref=ref,
         summary=f"distill {ref} (seam)",
     )
@@ -235,7 +235,7 @@ async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[st
 
 @router.post("/memory/consolidate", summary="Run a consolidation pass (RFC 0068 §D)")
 async def consolidate(body: ConsolidateSeamRequest, api: Api, tenant: Tenant) -> dict[str, Any]:
-    from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
+    from workflows.consolidation import ConsolidationWorkflow
 
     ref = owned_ref(tenant, body.memory_ref)
     seeded, canary = await _seed_fixture(
@@ -245,7 +245,7 @@ async def consolidate(body: ConsolidateSeamRequest, api: Api, tenant: Tenant) ->
         api,
         ConsolidationWorkflow.run,
         ConsolidationInput(memory_ref=ref),
-        workflow_id=consolidation_workflow_id(ref),
+        workflow_id=workflow_ids_for(api.settings).consolidation(ref),
         ref=ref,
         summary=f"consolidate {ref} (seam)",
     )
@@ -266,7 +266,7 @@ async def consolidate(body: ConsolidateSeamRequest, api: Api, tenant: Tenant) ->
 async def fire_commitment(
     body: CommitmentFireSeamRequest, api: Api, tenant: Tenant
 ) -> dict[str, Any]:
-    from workflows.commitment_inference import CommitmentInferenceWorkflow, inference_workflow_id
+    from workflows.commitment_inference import CommitmentInferenceWorkflow
 
     ref = owned_ref(tenant, body.memory_ref)
     registry = api.registries.for_tenant(tenant)
@@ -278,7 +278,7 @@ async def fire_commitment(
         CommitmentInferenceInput(
             memory_ref=ref, memory_ids=(memory_id,), enqueue_runs=body.enqueue_run
         ),
-        workflow_id=inference_workflow_id(ref),
+        workflow_id=workflow_ids_for(api.settings).inference(ref),
         ref=ref,
         summary=f"infer commitments of {ref} (seam)",
     )

@@ -19,6 +19,7 @@ from api.services import ApiServices, once
 from memory.database import create_engine, database_url_from_env, migrate
 from memory.vault import vault_from_settings
 from runtime.client import connect
+from runtime.converter import payload_codec_for
 from runtime.settings import Settings
 
 log = logging.getLogger("agent_memory.api")
@@ -26,6 +27,9 @@ log = logging.getLogger("agent_memory.api")
 
 @contextlib.asynccontextmanager
 async def open_services(settings: Settings) -> AsyncIterator[ApiServices]:
+    # A malformed payload keys file stops the API here, naming the field, rather than
+    # failing its first workflow start or codec request.
+    payload_codec_for(settings)
     engine = create_engine(settings.database_url or database_url_from_env())
     try:
         try:

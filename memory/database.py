@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import time
 from pathlib import Path
@@ -101,3 +103,26 @@ async def migrate(engine: AsyncEngine, revision: str = "head") -> None:
         finally:
             await connection.exec_driver_sql("SELECT pg_advisory_unlock(727372)")
             await connection.commit()
+
+
+async def wait_for_database(engine: AsyncEngine, *, seconds: float = 300) -> None:
+    """Wait until the database answers (it is starting, restarting or failing over), so
+    a worker started beside it comes up instead of exiting on its first connection.
+
+    Only the connection is retried: ``SELECT 1`` cannot fail as a statement. The error is
+    logged by class name only (a driver message can quote the URL's user and host)."""
+    log = logging.getLogger("agent_memory.database")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    delay = 0.25
+    while True:
+        try:
+            async with engine.connect() as connection:
+                await connection.exec_driver_sql("SELECT 1")
+            return
+        except Exception as error:
+            if loop.time() + delay > deadline:
+                raise
+            log.warning("database not ready (%s); retrying in %.1f s", type(error).__name__, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)

@@ -24,6 +24,7 @@ from memoryctl.cli import (
     _print_json,
     _run,
     _temporal,
+    bad_input,
     console,
     errors,
     start_and_wait,
@@ -45,6 +46,19 @@ StateOption = Annotated[
 ]
 
 
+def _checked_id(commitment_id: str) -> str:
+    """--id by the commitment id grammar (cmt- and hex digits), or one line and exit 2:
+    a refusal quotes only an id of that grammar, never arbitrary text."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from schemas.commitments import CommitmentId
+
+    try:
+        return TypeAdapter(CommitmentId).validate_python(commitment_id)
+    except ValidationError:
+        raise bad_input("--id: must be a commitment id: cmt- and hex digits") from None
+
+
 class _Failed(Exception):
     """The one line to print for a refusal."""
 
@@ -57,16 +71,15 @@ def infer(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     ref = _checked_ref(memory_ref)
 
     async def action() -> CommitmentInferenceResult:
+        from runtime.settings import Settings
+        from runtime.workflow_ids import workflow_ids_for
         from schemas.commitments import CommitmentInferenceInput
-        from workflows.commitment_inference import (
-            CommitmentInferenceWorkflow,
-            inference_workflow_id,
-        )
+        from workflows.commitment_inference import CommitmentInferenceWorkflow
 
         result: CommitmentInferenceResult = await start_and_wait(
             CommitmentInferenceWorkflow.run,
             CommitmentInferenceInput(memory_ref=parse_memory_ref(ref)),
-            workflow_id=inference_workflow_id(ref),
+            workflow_id=workflow_ids_for(Settings()).inference(ref),
             summary=f"infer commitments of {ref} (memoryctl)",
             busy=f"an inference over {ref} is already running",
             what=f"inferring commitments of {ref}",
@@ -124,6 +137,7 @@ def show(memory_ref: MemoryRefOption, commitment_id: IdOption, as_json: JsonOpti
     """One commitment: its record, its occurrence ledger, the parsed condition and the
     intention as stored (redacted)."""
     ref = _checked_ref(memory_ref)
+    commitment_id = _checked_id(commitment_id)
     detail = with_store(lambda store: store.commitments.show(ref, commitment_id))
     if detail is None:
         errors.print(f"error: no commitment {commitment_id} in {ref}", markup=False, style="red")
@@ -150,6 +164,7 @@ def cancel(
     """Cancel an armed commitment: the store first (nothing fires after this), then its
     workflow (so no timer is left sleeping)."""
     ref = _checked_ref(memory_ref)
+    commitment_id = _checked_id(commitment_id)
 
     async def action() -> CommitmentRecord:
         from temporalio.service import RPCError, RPCStatusCode

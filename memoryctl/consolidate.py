@@ -44,13 +44,15 @@ def run(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     ref = _checked_ref(memory_ref)
 
     async def action() -> ConsolidationResult:
+        from runtime.settings import Settings
+        from runtime.workflow_ids import workflow_ids_for
         from schemas.consolidation import ConsolidationInput
-        from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
+        from workflows.consolidation import ConsolidationWorkflow
 
         result: ConsolidationResult = await start_and_wait(
             ConsolidationWorkflow.run,
             ConsolidationInput(memory_ref=ref),
-            workflow_id=consolidation_workflow_id(ref),
+            workflow_id=workflow_ids_for(Settings()).consolidation(ref),
             summary=f"consolidate {ref} (memoryctl)",
             busy=f"a consolidation of {ref} is already running",
             what=f"consolidating {ref}",

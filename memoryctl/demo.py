@@ -31,11 +31,11 @@ from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
 from runtime.binaries import temporal_cli
 from runtime.client import connect
 from runtime.settings import DEFAULT_TASK_QUEUE, Settings
+from runtime.workflow_ids import workflow_ids_for
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamResult
 from worker import build_worker
 from workflows.distillation import DistillationWorkflow
-from workflows.dream import distillation_workflow_id
 
 # Piped output (CI, logs) gets a wide fixed width so tables and links are not cut.
 console = Console(width=None if sys.stdout.isatty() else 140)
@@ -120,7 +120,8 @@ async def wait_with_progress(
                     del pending[ref]
                     continue
                 with contextlib.suppress(Exception):
-                    status = await client.get_workflow_handle(distillation_workflow_id(ref)).query(
+                    child = workflow_ids_for(Settings()).distillation(ref)
+                    status = await client.get_workflow_handle(child).query(
                         DistillationWorkflow.progress
                     )
                     progress.update(tasks[ref], description=f"{ref}: {status}")

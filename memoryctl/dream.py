@@ -50,13 +50,15 @@ def run(
     ref = _checked_ref(memory_ref)
 
     async def action() -> DreamResult:
+        from runtime.settings import Settings
+        from runtime.workflow_ids import workflow_ids_for
         from schemas.workflow_io import DreamInput
-        from workflows.dream import DreamWorkflow, dream_workflow_id
+        from workflows.dream import DreamWorkflow
 
         result: DreamResult = await start_and_wait(
             DreamWorkflow.run,
             DreamInput(memory_ref=ref, token_budget=token_budget),
-            workflow_id=dream_workflow_id(ref),
+            workflow_id=workflow_ids_for(Settings()).dream(ref),
             summary=f"dream over {ref} (memoryctl)",
             busy=f"a dream over {ref} started by memoryctl is already running",
             what=f"dreaming over {ref}",

@@ -60,6 +60,7 @@ from memoryctl.dream import dream_app
 from memoryctl.entries import memory_app
 from memoryctl.events import events_app
 from memoryctl.keys import keys_app
+from memoryctl.payload_keys import payload_keys_app
 from memoryctl.serve import serve
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ app.add_typer(events_app, name="events")
 app.add_typer(memory_app, name="memory")
 app.add_typer(dream_app, name="dream")
 app.add_typer(keys_app, name="keys")
+app.add_typer(payload_keys_app, name="payload-keys")
 app.command("serve")(serve)
 app.command("capabilities")(capabilities)
 
@@ -212,7 +214,7 @@ def index_show(memory_ref: MemoryRefOption) -> None:
 
     found = _run(action)
     if found is None:
-        errors.print(f"no {INDEX_PATH} for {ref} yet (no dream has run)", soft_wrap=True)
+        _error(f"no {INDEX_PATH} for {ref} yet (no dream has run)")
         raise typer.Exit(1)
     console.print_json(found[1].decode())
 

@@ -19,6 +19,8 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from runtime.settings import Settings
+from runtime.workflow_ids import workflow_ids_for
 from schemas.errors import InvalidInput
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamInput
@@ -60,11 +62,10 @@ def schedule_id_for(memory_ref: str) -> str:
     id on ':' gives back the segments: distinct refs always get distinct ids. (Joining
     with '-', which segments may contain, sent mem://a-b/c and mem://a/b-c to one id.)
     Schedules created under the old dream-<tenant>-<agent> ids keep those ids; this
-    function no longer names them.
+    function no longer names them. With payload encryption the id is opaque instead
+    (runtime/workflow_ids.py).
     """
-    ref = parse_memory_ref(memory_ref)
-    parts = [ref.tenant, ref.agent] + ([ref.scope] if ref.scope else [])
-    return ":".join(["dream", *parts])
+    return workflow_ids_for(Settings()).schedule(memory_ref)
 
 
 def _namespace_missing(error: RPCError) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
-from runtime.converter import data_converter
+from runtime.converter import data_converter_for
 from runtime.settings import Settings
 
 
@@ -16,7 +16,8 @@ async def connect(settings: Settings | None = None, *, lazy: bool = False) -> Cl
         settings.temporal_address,
         namespace=settings.temporal_namespace,
         # Workflow inputs are pydantic models with camelCase aliases, so JSON from the
-        # Temporal CLI (`--input '{"memoryRef": ...}'`) decodes into them directly.
-        data_converter=data_converter,
+        # Temporal CLI (`--input '{"memoryRef": ...}'`) decodes into them directly. With
+        # a payload keys file, payloads are encrypted (runtime/payload_codec.py).
+        data_converter=data_converter_for(settings),
         lazy=lazy,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_TASK_QUEUE = "agent-memory"
@@ -15,11 +15,17 @@ ENV_VARS = (
     "AGENT_MEMORY_TASK_QUEUE",
     "DATABASE_URL",
     "AGENT_MEMORY_SECRETS_FILE",
+    "AGENT_MEMORY_PAYLOAD_KEYS_FILE",
 )
 # The HTTP API (`memoryctl serve`) reads the worker's names (it starts the same workflows
 # on the same task queue and redacts writes with the same secrets) plus where to listen;
 # docker-compose's api service sets exactly these.
-API_ENV_VARS = (*ENV_VARS, "AGENT_MEMORY_API_HOST", "AGENT_MEMORY_API_PORT")
+API_ENV_VARS = (
+    *ENV_VARS,
+    "AGENT_MEMORY_API_HOST",
+    "AGENT_MEMORY_API_PORT",
+    "AGENT_MEMORY_CODEC_CORS_ORIGINS",
+)
 
 
 class Settings(BaseSettings):
@@ -30,6 +36,24 @@ class Settings(BaseSettings):
     task_queue: str = Field(default=DEFAULT_TASK_QUEUE, alias="AGENT_MEMORY_TASK_QUEUE")
     database_url: str | None = Field(default=None, alias="DATABASE_URL")
     secrets_file: str | None = Field(default=None, alias="AGENT_MEMORY_SECRETS_FILE")
+    # Payload encryption (runtime/payload_keys.py): unset or empty means payloads are
+    # stored in clear and workflow ids stay readable.
+    payload_keys_file: str | None = Field(default=None, alias="AGENT_MEMORY_PAYLOAD_KEYS_FILE")
     # The HTTP API (memoryctl serve): where it listens.
     api_host: str = Field(default="127.0.0.1", alias="AGENT_MEMORY_API_HOST")
     api_port: int = Field(default=8000, ge=1, le=65535, alias="AGENT_MEMORY_API_PORT")
+    # Browser origins allowed to call the codec endpoint (/codec): the Temporal UI's.
+    # Comma-separated.
+    codec_cors_origins: str = Field(
+        default="http://localhost:8233", alias="AGENT_MEMORY_CODEC_CORS_ORIGINS"
+    )
+
+    @field_validator("payload_keys_file", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        # docker-compose passes an unset variable as "" (${AGENT_MEMORY_PAYLOAD_KEYS_FILE:-}).
+        return None if value == "" else value
+
+    @property
+    def codec_origins(self) -> tuple[str, ...]:
+        return tuple(o.strip() for o in self.codec_cors_origins.split(",") if o.strip())

@@ -25,9 +25,11 @@ import schemas.errors as error_module
 from activities.commitment_activities import CommitmentActivities
 from activities.contracts import ALL_CONTRACTS
 from activities.memory_activities import MemoryActivities
+from activities.workflow_id_activities import WorkflowIdActivities
 from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from runtime.history_audit import leaks
+from runtime.workflow_ids import PLAIN
 from schemas.errors import NON_RETRYABLE_CODES, ErrorCode, MemoryError_
 from schemas.workflow_io import DistillationInput
 from tests.factories import canary, note, unique_ref
@@ -153,6 +155,7 @@ async def test_every_contract_has_an_implementation_of_its_types(
     registered = [
         *MemoryActivities(store, StaticSecretVault({})).all(),
         *CommitmentActivities(store.commitments, temporal_env.client, "q").all(),
+        *WorkflowIdActivities(PLAIN).all(),
     ]
     implemented = {getattr(fn, "__temporal_activity_definition").name: fn for fn in registered}
     assert len(implemented) == len(registered)

@@ -16,6 +16,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import ARM_COMMITMENTS, INFER_COMMITMENTS
     from runtime.search_attributes import updates_of
+    from runtime.workflow_ids import PLAIN
     from schemas.commitments import (
         ArmCommitmentsRequest,
         CommitmentInferenceInput,
@@ -27,7 +28,8 @@ with workflow.unsafe.imports_passed_through():
 
 
 def inference_workflow_id(memory_ref: object) -> str:
-    return f"infer-commitments/{memory_ref}"
+    """The readable id (payload encryption off); runtime/workflow_ids.py has both."""
+    return PLAIN.inference(str(memory_ref))
 
 
 @workflow.defn

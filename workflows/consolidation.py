@@ -20,6 +20,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import CONSOLIDATE_MEMORY
     from runtime.search_attributes import updates_of
+    from runtime.workflow_ids import PLAIN
     from schemas.consolidation import (
         ConsolidateMemoryRequest,
         ConsolidationInput,
@@ -31,7 +32,8 @@ with workflow.unsafe.imports_passed_through():
 
 
 def consolidation_workflow_id(memory_ref: object) -> str:
-    return f"consolidate/{memory_ref}"
+    """The readable id (payload encryption off); runtime/workflow_ids.py has both."""
+    return PLAIN.consolidation(str(memory_ref))
 
 
 @workflow.defn

@@ -10,11 +10,17 @@ not also stop the others; the dream then fails with the first failure. Commitmen
 inference runs as a third child (``infer-commitments/<memoryRef>``) after consolidation,
 so an intention merged into a survivor is inferred from the survivor.
 
+With payload encryption the children's ids carry a keyed hash instead of the memoryRef
+(runtime/workflow_ids.py): child ids are recorded in clear in this history. The worker
+holds the key, so the workflow asks it for the ids with a local activity.
+
 The input is validated by the data converter before this code runs: a bad memoryRef or
 budget fails the run at once, naming the field (runtime/converter.py).
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
@@ -25,11 +31,13 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import COLLECT_GARBAGE
+    from activities.contracts import CHILD_WORKFLOW_IDS, COLLECT_GARBAGE
     from runtime.search_attributes import attributes_of, updates_of
+    from runtime.workflow_ids import PLAIN
     from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult
     from schemas.consolidation import ConsolidationInput, ConsolidationResult
     from schemas.memory_ref import MemoryRef
+    from schemas.workflow_ids import ChildWorkflowIds, ChildWorkflowIdsRequest
     from schemas.workflow_io import (
         DistillationInput,
         DistillationResult,
@@ -40,22 +48,20 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
-    from workflows.commitment_inference import (
-        CommitmentInferenceWorkflow,
-        inference_workflow_id,
-    )
-    from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
+    from workflows.commitment_inference import CommitmentInferenceWorkflow
+    from workflows.consolidation import ConsolidationWorkflow
     from workflows.distillation import DistillationWorkflow
 
 
 def distillation_workflow_id(memory_ref: MemoryRef | str) -> str:
-    return f"distill/{memory_ref}"
+    """The readable id (payload encryption off); runtime/workflow_ids.py has both."""
+    return PLAIN.distillation(memory_ref)
 
 
 def dream_workflow_id(memory_ref: MemoryRef | str) -> str:
     """A dream started by hand (memoryctl dream run); scheduled ones carry the
     schedule's id. Both distil under distillation_workflow_id, so never at once."""
-    return f"dream/{memory_ref}"
+    return PLAIN.dream(memory_ref)
 
 
 @workflow.defn
@@ -67,6 +73,7 @@ class DreamWorkflow:
         workflow.set_current_details(f"Dreaming over {ref}")
         failure: ChildWorkflowError | None = None
         distillation: DistillationResult | None = None
+        self._ids = await self._child_ids(ref)
         try:
             distillation = await self._distill(ref, request.token_budget)
         except WorkflowAlreadyStartedError:
@@ -115,12 +122,24 @@ class DreamWorkflow:
             garbage=garbage,
         )
 
+    async def _child_ids(self, ref: MemoryRef) -> ChildWorkflowIds:
+        # Dreams recorded before opaque ids replay with the readable ones.
+        if not workflow.patched("dream-child-ids"):
+            return PLAIN.children(ref)
+        return await workflow.execute_local_activity(
+            CHILD_WORKFLOW_IDS.name,
+            ChildWorkflowIdsRequest(memory_ref=ref),
+            result_type=CHILD_WORKFLOW_IDS.result_type,
+            start_to_close_timeout=timedelta(seconds=10),
+            summary="child workflow ids",
+        )
+
     async def _distill(self, ref: MemoryRef, token_budget: int | None) -> DistillationResult:
         return await workflow.execute_child_workflow(
             DistillationWorkflow.run,
             # Unattended: an entry too large for the budget is reported, never a failure.
             DistillationInput(memory_ref=ref, token_budget=token_budget, when_nothing_fits="defer"),
-            id=distillation_workflow_id(ref),
+            id=self._ids.distillation,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             search_attributes=attributes_of(ref),
             static_summary=f"distill {ref}",
@@ -130,7 +149,7 @@ class DreamWorkflow:
         return await workflow.execute_child_workflow(
             ConsolidationWorkflow.run,
             ConsolidationInput(memory_ref=ref, trigger="scheduled"),
-            id=consolidation_workflow_id(ref),
+            id=self._ids.consolidation,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             search_attributes=attributes_of(ref),
             static_summary=f"consolidate {ref}",
@@ -140,7 +159,7 @@ class DreamWorkflow:
         return await workflow.execute_child_workflow(
             CommitmentInferenceWorkflow.run,
             CommitmentInferenceInput(memory_ref=ref),
-            id=inference_workflow_id(ref),
+            id=self._ids.inference,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             search_attributes=attributes_of(ref),
             static_summary=f"infer commitments of {ref}",

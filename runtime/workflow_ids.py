@@ -1,0 +1,82 @@
+"""The workflow ids of runs about a memoryRef, in one place for the worker, the API and
+memoryctl.
+
+Each id is a prefix plus the memoryRef, so one memoryRef has one distillation (one
+consolidation, one inference) at a time: a second start finds the id running. Without
+payload encryption the ref is written as is (``distill/mem://acme/agent-1``), readable in
+the UI and in the README's `temporal` commands. With encryption, ids are recorded in
+clear in every parent's history and in the UI, so the ref is replaced by a keyed hash
+(HMAC-SHA256 under a secret derived from the system key, 128 bits, hex): the same ref
+still gives the same id, so the one-at-a-time guarantee holds, but the id reveals
+nothing. Workflows cannot read configuration: DreamWorkflow asks the worker for its
+children's ids (activities/workflow_id_activities.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from runtime.payload_keys import cached_keyring
+from runtime.settings import Settings
+from schemas.memory_ref import MemoryRef, parse_memory_ref
+from schemas.workflow_ids import ChildWorkflowIds
+
+DIGEST_HEX_CHARS = 32
+
+
+class WorkflowIds:
+    def __init__(self, secret: bytes | None = None) -> None:
+        self._secret = secret
+
+    @property
+    def opaque(self) -> bool:
+        return self._secret is not None
+
+    def token(self, ref: MemoryRef | str) -> str:
+        """What stands for ``ref`` in ids: the ref itself, or its keyed hash."""
+        text = str(parse_memory_ref(ref))
+        if self._secret is None:
+            return text
+        digest = hmac.new(self._secret, text.encode(), hashlib.sha256).hexdigest()
+        return "h" + digest[:DIGEST_HEX_CHARS]
+
+    def distillation(self, ref: MemoryRef | str) -> str:
+        return f"distill/{self.token(ref)}"
+
+    def consolidation(self, ref: MemoryRef | str) -> str:
+        return f"consolidate/{self.token(ref)}"
+
+    def inference(self, ref: MemoryRef | str) -> str:
+        return f"infer-commitments/{self.token(ref)}"
+
+    def dream(self, ref: MemoryRef | str) -> str:
+        """A dream started by hand (memoryctl dream run); scheduled ones carry the
+        schedule's id."""
+        return f"dream/{self.token(ref)}"
+
+    def schedule(self, ref: MemoryRef | str) -> str:
+        """``dream:<tenant>:<agent>[:<scope>]``: ':' cannot occur in a segment, so
+        distinct refs get distinct ids (see memoryctl/schedules.py); opaque:
+        ``dream:<hash>``. A scheduled dream's id is this plus a timestamp."""
+        parsed = parse_memory_ref(ref)
+        if self._secret is not None:
+            return f"dream:{self.token(parsed)}"
+        return ":".join(["dream", parsed.tenant, parsed.agent, *filter(None, [parsed.scope])])
+
+    def children(self, ref: MemoryRef | str) -> ChildWorkflowIds:
+        return ChildWorkflowIds(
+            distillation=self.distillation(ref),
+            consolidation=self.consolidation(ref),
+            inference=self.inference(ref),
+        )
+
+
+PLAIN = WorkflowIds()
+
+
+def workflow_ids_for(settings: Settings) -> WorkflowIds:
+    """Opaque ids exactly when payloads are encrypted (the same keys file)."""
+    if not settings.payload_keys_file:
+        return PLAIN
+    return WorkflowIds(cached_keyring(settings.payload_keys_file).workflow_id_secret)
