@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 POLL_INTERVAL_S = 0.5
 _PAGE = 1000
+# Event sequence numbers are BIGINT: a larger --after is refused as the option's own.
+MAX_SEQ = 2**63 - 1
 
 events_app = typer.Typer(invoke_without_command=True, no_args_is_help=False)
 
@@ -44,7 +46,7 @@ def events(
         str | None,
         typer.Option("--memory-ref", help=MEMORY_REF_HELP, show_default=False),
     ] = None,
-    after_seq: Annotated[int, typer.Option(min=0)] = 0,
+    after_seq: Annotated[int, typer.Option(min=0, max=MAX_SEQ)] = 0,
     limit: Annotated[int, typer.Option(min=1, max=10_000)] = 100,
 ) -> None:
     """Print the event log of a memoryRef (content-free), one JSON object a line;
@@ -85,7 +87,8 @@ def tail(
         typer.Option("--type", help="Only events of this type; repeat for several."),
     ] = None,
     after: Annotated[
-        int, typer.Option("--after", min=0, help="Only events after this sequence number.")
+        int,
+        typer.Option("--after", min=0, max=MAX_SEQ, help="Only events after this sequence number."),
     ] = 0,
     follow: Annotated[
         bool,

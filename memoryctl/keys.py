@@ -10,6 +10,7 @@ secret or its hash.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -21,6 +22,7 @@ from memoryctl.cli import (
     EXIT_FAILED,
     JsonOption,
     _print_json,
+    bad_input,
     console,
     short_instant,
     with_store,
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the HTTP API (memoryctl serve).")
+_KEY_ID = re.compile(r"[0-9a-f]{12}")  # memory.api_keys: token_hex(6)
 TenantHelp = "The tenant (a memoryRef's first segment) the key acts for."
 
 
@@ -104,6 +107,9 @@ def list_(
 def revoke(key_id: Annotated[str, typer.Argument(help="The key id (keys list shows it).")]) -> None:
     """Revoke a key: requests with it are refused from now on. Exit 1 when no live key
     has this id (unknown, or already revoked)."""
+
+    if not _KEY_ID.fullmatch(key_id):  # quoted below only once it has the key id grammar
+        raise bad_input("KEY_ID: must be a key id: 12 hex digits, as keys list shows it")
 
     async def use(keys: ApiKeyStore) -> None:
         if not await keys.revoke(key_id):

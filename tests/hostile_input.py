@@ -29,3 +29,78 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(hostile_text, inner, max_size=3),
     max_leaves=8,
 )
+
+# ---------------------------------------------------------------- memoryRefs, budgets, size
+
+huge_text = st.integers(1_000, 200_000).map(lambda n: MARKER + "x" * n)  # past every limit
+
+
+def lookalike_refs(tenant: str, agent: str = "agent-1") -> list[str]:
+    """memoryRefs one slip away from ``mem://<tenant>/<agent>``: case, trailing dots and
+    suffixes, truncation, encoded and real path escapes, spaces, homoglyphs, NUL, a lone
+    surrogate, a missing or extra segment, oversize."""
+    ref = f"mem://{tenant}/{agent}"
+    return [
+        f"mem://{tenant.upper()}/{agent}",
+        f"mem://{tenant}./{agent}",
+        f"mem://{tenant}x/{agent}",
+        f"mem://{tenant[:-1]}/{agent}",
+        f"mem://{tenant}%2F{agent}",
+        f"mem://{tenant}%2F..%2F{agent}",
+        f"mem://{tenant}/../{agent}",
+        f"mem://{tenant}/./{agent}",
+        f" {ref}",
+        f"{ref} ",
+        f"{ref}/",
+        f"{ref}//x",
+        f"mem://{tenant}",
+        f"mem:/{tenant}/{agent}",
+        f"MEM://{tenant}/{agent}",
+        f"mem://\u0430{tenant[1:]}/{agent}",  # Cyrillic a
+        f"{ref}\x00",
+        f"{ref}\ud800",
+        f"{ref}\u202e",
+        f"{ref}\ufeff",
+        ref[:-1],
+        ref + "/" + "s" * 65,
+        "mem://" + "a" * 600,
+        "",
+    ]
+
+
+def hostile_refs(tenant: str = "fz-tenant") -> st.SearchStrategy[object]:
+    return (
+        st.sampled_from(lookalike_refs(tenant))
+        | hostile_text
+        | hostile_text.map(lambda t: f"mem://{tenant}/{t}")
+        | huge_text
+        | st.integers()
+        | st.none()
+    )
+
+
+token_budgets: st.SearchStrategy[object] = (
+    st.sampled_from(
+        [
+            *(
+                0,
+                -1,
+                -(2**63),
+                0.5,
+                1.5,
+                8000.0,
+                "8000",
+                "",
+                "1e3",
+                2**63,
+                2**63 - 1,
+                2**64,
+                10**30,
+            ),
+            *(True, False, None, [], {}, [8000], {"tokens": 8000}, float("nan"), float("inf")),
+        ]
+    )
+    | st.integers()
+    | st.floats()
+    | hostile_text
+)

@@ -108,11 +108,18 @@ class CommitmentStore:
 
     async def set_time_zone(self, tenant: str, time_zone: str) -> str:
         """The zone "tomorrow at 9" means for this tenant (default UTC)."""
-        if not isinstance(tenant, str) or not TENANT.fullmatch(tenant):
-            raise InvalidInput("tenant", "a memoryRef tenant segment (letters, digits, . _ -)")
+        _check_tenant(tenant)
         async with self.engine.begin() as connection:
             return await records.set_time_zone(connection, tenant, time_zone, self.now())
 
     async def time_zone(self, tenant: str) -> str:
+        # Checked like set_time_zone: an unchecked value reached the driver, whose error
+        # (a lone surrogate, NUL) quoted it.
+        _check_tenant(tenant)
         async with self.engine.connect() as connection:
             return await scan.tenant_time_zone(connection, tenant)
+
+
+def _check_tenant(tenant: object) -> None:
+    if not isinstance(tenant, str) or not TENANT.fullmatch(tenant):
+        raise InvalidInput("tenant", "a memoryRef tenant segment (letters, digits, . _ -)")
