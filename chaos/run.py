@@ -50,6 +50,9 @@ class Plan:
     kill_gap: tuple[float, float] = (0.4, 2.0)
     # An operation starts every this many seconds (uniform) while kills go on.
     operation_gap: tuple[float, float] = (0.2, 0.8)
+    # At most this many operations at once: the feeder waits for room, so a long run
+    # keeps a steady load instead of a backlog that grows with every worker restart.
+    max_in_flight: int = 16
     # Restart PostgreSQL / the Temporal server after every this many kills (0: never).
     postgres_every: int = 0
     temporal_every: int = 0
@@ -57,7 +60,7 @@ class Plan:
 
 
 CI = Plan(kills=24, postgres_every=10, temporal_every=16)
-SOAK = Plan(kills=500, postgres_every=100, temporal_every=125)
+SOAK = Plan(kills=500, postgres_every=50, temporal_every=125, drain_seconds=600)
 
 
 @dataclass
@@ -208,11 +211,15 @@ class Chaos:
     async def _feed(self, context: Context, stop: asyncio.Event) -> None:
         number = 0
         while not stop.is_set():
+            if sum(self.in_flight.values()) >= self.plan.max_in_flight:
+                await asyncio.sleep(0.1)
+                continue
             kind = KINDS[number % len(KINDS)]
             operation = self._make(kind, number)
             number += 1
             self.operations.append(operation)
             self.report.operations[kind] += 1
+            self.in_flight[kind] += 1
             self.tasks.append(asyncio.create_task(self._perform(context, operation)))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.rng.uniform(*self.plan.operation_gap))
@@ -229,7 +236,6 @@ class Chaos:
         return Forget(number)
 
     async def _perform(self, context: Context, operation: Operation) -> None:
-        self.in_flight[operation.kind] += 1
         try:
             await operation.prepare(context)
             await operation.run(context)
