@@ -118,7 +118,8 @@ class CommitmentActivities:
     @activity.defn(name=EVALUATE_PREDICATE.name)
     @content_free
     async def evaluate_predicate(self, request: EvaluatePredicateRequest) -> PredicateOutcome:
-        return await self.commitments.evaluate(request)
+        # A retry reports the firing its first attempt committed (memory/commitments/firing.py).
+        return await self.commitments.evaluate(request, retried=activity.info().attempt > 1)
 
     @activity.defn(name=CANCEL_COMMITMENT.name)
     @content_free

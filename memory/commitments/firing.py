@@ -193,6 +193,8 @@ async def evaluate_predicate(
     request: EvaluatePredicateRequest,
     registry: PredicateRegistry,
     now: datetime,
+    *,
+    retried: bool = False,
 ) -> PredicateOutcome:
     ref = request.memory_ref
     row = await _locked(connection, ref, request.commitment_id)
@@ -211,6 +213,24 @@ async def evaluate_predicate(
     # Unknown before the first evaluation counts as false: a condition that already
     # holds when the commitment is made fires once.
     rising = holds and not row.predicate_holds
+    if retried and holds and not rising and row.transitions:
+        # A retry of the evaluation that fired (its commit landed, its completion did
+        # not) carries that evaluation's instant: report the recorded firing again, so
+        # the watch still enqueues its run (whose id rejects a second start). Without
+        # this the retry saw no rising edge and the firing's run was never started.
+        occurrence = transition_occurrence(row.transitions)
+        recorded = await _claimed(connection, row.commitment_id, occurrence)
+        if recorded is not None and recorded.fired_at == request.evaluated_at:
+            return PredicateOutcome(
+                commitment_id=row.commitment_id,
+                status="evaluated",
+                holds=True,
+                fired=True,
+                transition=row.transitions,
+                event_seq=recorded.event_seq,
+                enqueued_run_id=recorded.enqueued_run_id,
+                state=row.state,
+            )
     transition = row.transitions + (1 if rising else 0)
     seq: int | None = None
     run_id: str | None = None

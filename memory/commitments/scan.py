@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import any_, or_, select, text
+from sqlalchemy import any_, exists, or_, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -24,6 +24,7 @@ from memory import tables
 from memory.commitments.inference import Inferred, Unparsable, infer_commitment
 from memory.commitments.phrasing import INTENTION_TAGS, TRIGGER_SQL_PATTERN
 from memory.commitments.recurrence import first_occurrence
+from memory.lineage import DISTILLED
 from memory.rows import E, live, scoped
 from memory.sql_arrays import texts
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
@@ -33,6 +34,7 @@ from schemas.memory_ref import MemoryRef
 
 C = tables.commitments
 W = tables.commitment_watermarks
+L = tables.lineage
 WATERMARK_OVERLAP = timedelta(minutes=1)
 # Entries carrying one of phrasing's intention tags, in any case.
 _TAGGED = text(
@@ -67,8 +69,17 @@ async def _candidates(
     since: datetime | None,
     now: datetime,
 ) -> Sequence[Any]:
+    # A distilled entry restates its sources' text, intentions included: inferring from
+    # it would make a second commitment (a second firing) of a promise its source,
+    # still live, already holds. Derived entries are never a source of commitments.
+    distillate = exists().where(
+        L.c.tenant == E.c.tenant,
+        L.c.memory_ref == E.c.memory_ref,
+        L.c.artifact_kind == DISTILLED,
+        L.c.artifact_id == E.c.id,
+    )
     query = select(E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.updated_at).where(
-        scoped(ref), live(now)
+        scoped(ref), live(now), ~distillate
     )
     if request.memory_ids is not None:
         query = query.where(E.c.id == any_(texts("ids", request.memory_ids)))

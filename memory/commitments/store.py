@@ -77,9 +77,14 @@ class CommitmentStore:
         async with self.engine.begin() as connection:
             return await firing.fire_time_occurrence(connection, request, self.now())
 
-    async def evaluate(self, request: EvaluatePredicateRequest) -> PredicateOutcome:
+    async def evaluate(
+        self, request: EvaluatePredicateRequest, *, retried: bool = False
+    ) -> PredicateOutcome:
+        """``retried``: a retry of an evaluation whose commit may have landed."""
         async with self.engine.begin() as connection:
-            return await firing.evaluate_predicate(connection, request, self.predicates, self.now())
+            return await firing.evaluate_predicate(
+                connection, request, self.predicates, self.now(), retried=retried
+            )
 
     async def list(
         self, memory_ref: str, *, state: CommitmentState | None = None, limit: int = 1000
