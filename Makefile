@@ -1,7 +1,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo serve test lint format typecheck schemas bench histories clean
+.PHONY: setup demo serve test lint format typecheck schemas bench chaos soak histories clean
 
 setup:
 	python3 -m venv $(VENV)
@@ -32,6 +32,13 @@ typecheck:
 
 schemas:
 	$(PY) -m schemas.export
+
+# Kill workers and restart PostgreSQL and Temporal while every workflow kind runs (chaos/).
+chaos:
+	$(PY) -m chaos
+
+soak:
+	$(PY) -m chaos --soak
 
 histories:
 	$(PY) -m tests.record_histories
