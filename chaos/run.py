@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import signal
 import tempfile
 import time
 import uuid
@@ -131,6 +132,11 @@ class Chaos:
         self.tasks: list[asyncio.Task[None]] = []
 
     async def run(self) -> Report:
+        # SIGTERM (a CI timeout, `kill`) cancels the run like Ctrl-C does, so the
+        # servers and workers it started are stopped on the way out.
+        main = asyncio.current_task()
+        if main is not None:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main.cancel)
         started = time.perf_counter()
         postgres = Postgres(self.state)
         temporal = TemporalServer(self.state)
