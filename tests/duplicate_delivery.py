@@ -8,7 +8,7 @@ import asyncio
 import collections
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
@@ -135,22 +135,34 @@ async def workflows_of(client: Client, query: str) -> list[Any]:
     return [w async for w in client.list_workflows(query)]
 
 
-async def all_closed(client: Client, ref: str, *, seconds: float = 30) -> list[Any]:
-    """Wait until no workflow of ``ref`` (search attribute MemoryRef) is running except
-    predicate watches and commitment timers (which run until cancelled or due); return
-    the closed ones."""
+async def all_closed(
+    client: Client, ref: str, *, started: Sequence[Any] = (), seconds: float = 30
+) -> list[Any]:
+    """Wait for the ``started`` handles' results, then until no workflow of ``ref``
+    (search attribute MemoryRef) is running except predicate watches and commitment
+    timers (which run until cancelled or due); return the closed ones.
+
+    Visibility lags behind starts (more so on a loaded machine): a run started a moment
+    ago may not be listed yet, so the handles a test holds are awaited directly and the
+    listing must show nothing running on three polls in a row."""
+    for handle in started:
+        await handle.result()
     query = f"MemoryRef = '{ref}'"
     waits = {"PredicateWatchWorkflow", "CommitmentWorkflow"}
+    quiet = 0
 
     async def settled() -> bool:
+        nonlocal quiet
         listed = await workflows_of(client, query)
-        return not [
+        running = [
             w
             for w in listed
             if w.status == WorkflowExecutionStatus.RUNNING and w.workflow_type not in waits
         ]
+        quiet = 0 if running else quiet + 1
+        return quiet >= 3
 
-    await until(settled, seconds=seconds)
+    await until(settled, seconds=seconds, every=0.2)
     return [
         w for w in await workflows_of(client, query) if w.status != WorkflowExecutionStatus.RUNNING
     ]

@@ -217,6 +217,11 @@ async def test_one_schedule_triggered_ten_times_at_once_applies_each_state_once(
     assert len(distilled) == 2
 
 
+def _handles(outcomes: list[Any]) -> list[Any]:
+    """The started ones among _start_all's outcomes."""
+    return [o for o in outcomes if not isinstance(o, BaseException)]
+
+
 async def _start_all(client: Client, starts: list[Any]) -> list[Any]:
     """Start every (workflow run fn, input, id) at once; the handles or the errors."""
     return await asyncio.gather(
@@ -268,7 +273,7 @@ async def test_the_production_ids_started_concurrently_start_and_apply_once(
         errors = [o for o in batch if isinstance(o, BaseException)]
         assert len(errors) == TIMES - 1, batch
         assert all(isinstance(e, WorkflowAlreadyStartedError) for e in errors), errors
-    await all_closed(client, ref)
+    await all_closed(client, ref, started=_handles(outcomes))
     # The dream found the distillation id taken (or the direct start did): one archive.
     await assert_distilled_once(engine, store, ref, archives=1, sources=sources + 2)
     await assert_consolidated_once(engine, store, ref, merged=2)
@@ -369,7 +374,7 @@ async def test_manual_starts_beside_a_triggered_schedule_apply_once(
             _start_all(client, [(fn, arg, wid, worker_task_queue) for fn, arg, wid in manual]),
         )
         await _schedule_quiet(client, schedule_id, 1)
-        await all_closed(client, ref)
+        await all_closed(client, ref, started=_handles(outcomes[0]))
     finally:
         await schedule.delete()
     assert not [o for o in outcomes[0] if isinstance(o, BaseException)]

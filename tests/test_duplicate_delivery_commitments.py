@@ -250,7 +250,10 @@ async def test_rogue_runs_of_a_time_commitment_fire_it_once_days_later(
     outcomes = [(await h.result()).last.status for h in [real, *rogues]]
     assert sorted(outcomes) == ["already-claimed"] * 3 + ["fired"], outcomes
     results = [await h.result() for h in inferences]
-    assert [(r.inference.created, r.armed.started) for r in results] == [(1, 1), (0, 0)]
+    # Racing inferences: one creates the commitment, and either one may arm it (the arm
+    # step takes whatever is unarmed); together they create and start it once.
+    assert sum(r.inference.created for r in results) == 1
+    assert sum(r.armed.started for r in results) == 1
     assert await count_rows(engine, tables.occurrences, commitment_id=commitment.commitment_id) == 1
     fired = await _fired(store, ref)
     assert [f["commitmentId"] for f in fired] == [commitment.commitment_id]

@@ -12,11 +12,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 from temporalio.testing import WorkflowEnvironment
 
 from memory.store import PostgresMemoryStore
 from schemas.workflow_io import DreamInput
 from tests.factories import note, unique_ref
+from tests.tcp_proxy import CuttableProxy
 from workflows.dream import DreamWorkflow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,3 +80,44 @@ async def test_worker_serves_dreams_and_stops_cleanly(
     finally:
         if process.poll() is None:
             process.kill()
+
+
+async def test_a_worker_started_while_the_database_is_down_waits_for_it(
+    temporal_env: WorkflowEnvironment, database_url: str, tmp_path: Path
+) -> None:
+    """A worker that starts beside a restarting database (a failover, a compose stack
+    coming up) comes up when the database does, instead of exiting on its first
+    connection and leaving the work to whatever restarts it."""
+    url = make_url(database_url)
+    proxy = await CuttableProxy(
+        f"{url.query['host']}/.s.PGSQL.{url.query.get('port', 5432)}"
+    ).start()
+    through_proxy = url.set(host="127.0.0.1", port=proxy.port, query={})
+    await proxy.cut()
+    task_queue = f"proc-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+        "AGENT_MEMORY_TASK_QUEUE": task_queue,
+        "DATABASE_URL": through_proxy.render_as_string(hide_password=False),
+        "AGENT_MEMORY_SECRETS_FILE": str(tmp_path / "secrets.json"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "worker.py")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        await _wait_for(process, "database not ready")
+        await asyncio.sleep(1.5)
+        assert process.poll() is None, "the worker exited while the database was down"
+        await proxy.restore()
+        await _wait_for(process, f"polling task queue '{task_queue}'")
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        await proxy.cut()
