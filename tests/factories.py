@@ -1,7 +1,7 @@
 """Small builders shared by tests.
 
 Every content string built here is remembered in WRITTEN_TEXTS so the end-of-session
-history audit (tests/test_zz_history_audit.py) can prove none of it reached Temporal.
+history audit (tests/session_history_audit.py) can prove none of it reached Temporal.
 """
 
 from __future__ import annotations

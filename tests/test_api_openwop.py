@@ -85,7 +85,7 @@ SPEC_CORPUS = [
 ]
 _DISTILLATION_KEYS = {"tokenBudget", "tokensUsed", "indexUpdated"}
 INTENTION = "Follow up with Dana when the contract is signed"
-# The end-of-session history audit (test_zz_history_audit.py) checks that none of this
+# The end-of-session history audit (tests/session_history_audit.py) checks that none of this
 # text, written through HTTP, reached a workflow history.
 WRITTEN_TEXTS.update(CALL_NOTES, SPEC_CORPUS, [INTENTION])
 

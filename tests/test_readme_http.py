@@ -27,7 +27,7 @@ async def test_readme_curl_lines(running_api) -> None:
     key = await running_api.key_for("acme")
     env = {**os.environ, "AGENT_MEMORY_API": running_api.url, "AGENT_MEMORY_KEY": key}
     lines = readme_commands("http-api")
-    # The text these lines write must not reach a workflow history (test_zz_history_audit).
+    # The text these lines write must not reach a workflow history (tests/session_history_audit.py).
     for line in lines:
         WRITTEN_TEXTS.update(re.findall(r'"(?:sources|intention)": \[?"([^"]{16,})"', line))
         WRITTEN_TEXTS.update(re.findall(r', "([^"]{16,})"\]', line))
