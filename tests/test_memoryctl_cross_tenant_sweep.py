@@ -12,13 +12,9 @@ HTTP sweep this makes the issue's 10,000+ probes across the three surfaces."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 import uuid
 
-from sqlalchemy import select
-
-from memory import tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import InferCommitmentsRequest
 from schemas.consolidation import ConsolidateMemoryRequest
@@ -28,26 +24,10 @@ from schemas.workflow_io import DistillMemoryRequest
 from tests.factories import SECRET_CANARIES
 from tests.hostile_input import lookalike_refs
 from tests.memoryctl_inprocess import memoryctl
+from tests.scan import tenant_checksum
 
 PROBES = 3_000
 SEED = 20261125
-
-
-async def _a_state(engine, tenant: str) -> str:
-    """A checksum of every row of tenant A in every table that has a tenant column."""
-    digest = hashlib.sha256()
-    async with engine.connect() as connection:
-        for table in tables.metadata.sorted_tables:
-            if "tenant" not in table.c:
-                continue
-            columns = [c for c in table.c if c.name != "last_used_at"]
-            rows = (
-                await connection.execute(
-                    select(*columns).where(table.c.tenant == tenant).order_by(*columns[:2])
-                )
-            ).all()
-            digest.update(f"{table.name}:{rows!r}".encode())
-    return digest.hexdigest()
 
 
 async def test_cli_probes_as_another_tenant_find_nothing_of_tenant_a(
@@ -88,7 +68,7 @@ async def test_cli_probes_as_another_tenant_find_nothing_of_tenant_a(
     assert commitments and passed.merged_ids and distilled.output_id
     entry_ids = [e.id for e in written]
     a_ids = [*entry_ids, *commitments, passed.pass_id, *passed.merged_ids, distilled.output_id]
-    before = await _a_state(engine, a)
+    before = await tenant_checksum(engine, a)
 
     refs = [f"mem://{b}/agent-1", f"mem://{b}/agent-2", f"mem://{b}/{a}"]
     # Look-alikes of A's ref that are not A's tenant (some only change the agent).
@@ -140,4 +120,4 @@ async def test_cli_probes_as_another_tenant_find_nothing_of_tenant_a(
         leaked = [w for w in forbidden if w in shown and w not in " ".join(args)]
         assert not leaked, (args, leaked, shown[:500])
     print(f"{PROBES} CLI probes, outcomes {sorted(outcomes.items())}")
-    assert await _a_state(engine, a) == before
+    assert await tenant_checksum(engine, a) == before

@@ -7,15 +7,11 @@ unchanged."""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import random
 import uuid
 from typing import Any
 
-from sqlalchemy import select
-
-from memory import tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import InferCommitmentsRequest
 from schemas.consolidation import ConsolidateMemoryRequest
@@ -30,25 +26,9 @@ from schemas.memory_entry import (
 )
 from schemas.workflow_io import DistillMemoryRequest
 from tests.factories import SECRET_CANARIES
+from tests.scan import tenant_checksum
 
 PROBES = 10_000
-
-
-async def _a_state(engine, tenant: str) -> str:
-    """A checksum of every row of tenant A in every table that has a tenant column."""
-    digest = hashlib.sha256()
-    async with engine.connect() as connection:
-        for table in tables.metadata.sorted_tables:
-            if "tenant" not in table.c:
-                continue
-            columns = [c for c in table.c if c.name != "last_used_at"]
-            rows = (
-                await connection.execute(
-                    select(*columns).where(table.c.tenant == tenant).order_by(*columns[:2])
-                )
-            ).all()
-            digest.update(f"{table.name}:{rows!r}".encode())
-    return digest.hexdigest()
 
 
 async def test_ten_thousand_store_probes_find_nothing_of_the_other_tenant(
@@ -104,7 +84,7 @@ async def test_ten_thousand_store_probes_find_nothing_of_the_other_tenant(
         distilled.output_id,
         *([distilled.snapshot_id] if distilled.snapshot_id else []),
     ]
-    before = await _a_state(engine, a)
+    before = await tenant_checksum(engine, a)
 
     agents = ["agent-1", "agent-2", "agent-3"]
     refs = [f"mem://{b}/{agent}" for agent in agents] + [
@@ -167,4 +147,4 @@ async def test_ten_thousand_store_probes_find_nothing_of_the_other_tenant(
         leaked = [w for w in forbidden if w in shown and w not in passed]
         assert not leaked, (ref, value, word, leaked)
     print(f"{PROBES} probes, outcomes {sorted(outcomes.items())}")
-    assert await _a_state(engine, a) == before
+    assert await tenant_checksum(engine, a) == before
