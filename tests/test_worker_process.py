@@ -39,6 +39,27 @@ async def _wait_for(process: subprocess.Popen[str], text: str, seconds: float = 
     raise AssertionError(f"worker never logged {text!r}:\n{seen}")
 
 
+def _start_worker(
+    temporal_env: WorkflowEnvironment, database_url: str, tmp_path: Path, task_queue: str
+) -> subprocess.Popen[str]:
+    """``python worker.py`` configured from the environment, as users run it."""
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+        "TEMPORAL_NAMESPACE": "default",
+        "AGENT_MEMORY_TASK_QUEUE": task_queue,
+        "DATABASE_URL": database_url,
+        "AGENT_MEMORY_SECRETS_FILE": str(tmp_path / "secrets.json"),
+    }
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "worker.py")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
 async def test_worker_serves_dreams_and_stops_cleanly(
     temporal_env: WorkflowEnvironment,
@@ -48,21 +69,7 @@ async def test_worker_serves_dreams_and_stops_cleanly(
     stop_signal: signal.Signals,
 ) -> None:
     task_queue = f"proc-{uuid.uuid4().hex[:8]}"
-    env = {
-        **os.environ,
-        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
-        "TEMPORAL_NAMESPACE": "default",
-        "AGENT_MEMORY_TASK_QUEUE": task_queue,
-        "DATABASE_URL": database_url,
-        "AGENT_MEMORY_SECRETS_FILE": str(tmp_path / "secrets.json"),
-    }
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "worker.py")],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = _start_worker(temporal_env, database_url, tmp_path, task_queue)
     try:
         await _wait_for(process, f"polling task queue '{task_queue}'")
         ref = unique_ref()
@@ -95,20 +102,8 @@ async def test_a_worker_started_while_the_database_is_down_waits_for_it(
     through_proxy = url.set(host="127.0.0.1", port=proxy.port, query={})
     await proxy.cut()
     task_queue = f"proc-{uuid.uuid4().hex[:8]}"
-    env = {
-        **os.environ,
-        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
-        "AGENT_MEMORY_TASK_QUEUE": task_queue,
-        "DATABASE_URL": through_proxy.render_as_string(hide_password=False),
-        "AGENT_MEMORY_SECRETS_FILE": str(tmp_path / "secrets.json"),
-    }
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "worker.py")],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    through = through_proxy.render_as_string(hide_password=False)
+    process = _start_worker(temporal_env, through, tmp_path, task_queue)
     try:
         await _wait_for(process, "database not ready")
         await asyncio.sleep(1.5)
