@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
-from runtime.binaries import temporal_cli
-from runtime.search_attributes import DEV_SERVER_FLAGS
+from memoryctl.dev_server import dev_server_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,22 +75,7 @@ class TemporalServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     async def start(self) -> None:
-        command = [
-            temporal_cli(),
-            "server",
-            "start-dev",
-            "--ip",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--db-filename",
-            str(self.state / "temporal.db"),
-            "--headless",
-            "--log-level",
-            "error",
-        ]
-        for flag in DEV_SERVER_FLAGS:
-            command += ["--search-attribute", flag]
+        command = dev_server_command(self.state, self.port, None, log_level="error")
         self.process = await asyncio.to_thread(self._spawn, command)
         for _ in range(300):
             if self.process.poll() is not None:

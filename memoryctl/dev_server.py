@@ -27,8 +27,11 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _spawn(state_dir: Path, port: int, ui_port: int, ui: bool) -> subprocess.Popen[bytes]:
-    state_dir.mkdir(parents=True, exist_ok=True)
+def dev_server_command(
+    state_dir: Path, port: int, ui_port: int | None, *, log_level: str = "warn"
+) -> list[str]:
+    """`temporal server start-dev` on 127.0.0.1:``port`` with our search attributes and
+    a database file in ``state_dir``; headless when ``ui_port`` is None."""
     command = [
         temporal_cli(),
         "server",
@@ -41,11 +44,17 @@ def _spawn(state_dir: Path, port: int, ui_port: int, ui: bool) -> subprocess.Pop
         "--db-filename",
         str(state_dir / "temporal.db"),
         "--log-level",
-        "warn",
+        log_level,
     ]
     for flag in DEV_SERVER_FLAGS:
         command += ["--search-attribute", flag]
-    command += ["--ui-port", str(ui_port)] if ui else ["--headless"]
+    command += ["--ui-port", str(ui_port)] if ui_port is not None else ["--headless"]
+    return command
+
+
+def _spawn(state_dir: Path, port: int, ui_port: int, ui: bool) -> subprocess.Popen[bytes]:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    command = dev_server_command(state_dir, port, ui_port if ui else None)
     with (state_dir / "temporal-dev-server.log").open("ab") as log:
         # The child keeps its own copy of the log descriptor.
         return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
