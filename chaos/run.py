@@ -107,7 +107,8 @@ class Report:
             "kills while in flight: "
             + ", ".join(f"{kind} {self.kills_during[kind]}" for kind in KINDS),
             "operations: " + ", ".join(f"{kind} {self.operations[kind]}" for kind in KINDS),
-            f"workflows completed: {sum(self.completed.values())}/{total_ops}",
+            f"operations completed (every workflow each started returned): "
+            f"{sum(self.completed.values())}/{total_ops}",
             f"duplicates: {self.verdict.duplicates}",
             f"losses: {self.verdict.losses}",
             f"partial archives: {len(self.store.get('archives', []))}",
