@@ -51,6 +51,7 @@ bench:
 	$(PY) -m benchmarks.commitment_parser_bench
 	$(PY) -m benchmarks.commitments_bench
 	$(PY) -m benchmarks.http_bench
+	$(PY) -m benchmarks.codec_bench
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache
