@@ -62,6 +62,7 @@ from memoryctl.events import events_app
 from memoryctl.keys import keys_app
 from memoryctl.payload_keys import payload_keys_app
 from memoryctl.serve import serve
+from memoryctl.usage import usage_line
 
 if TYPE_CHECKING:
     from memory.store import PostgresMemoryStore
@@ -410,9 +411,8 @@ def _main() -> None:
     try:
         status = app(standalone_mode=False)
     except UsageError as error:
-        message = error.format_message()
-        if message:
-            _error(f"{message} (see --help)")
+        if error.format_message():
+            _error(f"{usage_line(error, sys.argv[1:])} (see --help)")
         elif error.ctx is not None:  # no arguments at all: show the help
             console.print(error.ctx.get_help(), markup=False)
         raise SystemExit(EXIT_BAD_INPUT) from None

@@ -208,9 +208,22 @@ async def test_taken_schedule_id_is_one_line(temporal_env: WorkflowEnvironment) 
         ),
         (["schedule", "create"], "--memory-ref"),
         (["events", "--memory-ref", "mem://a/b", "--limit", "x"], "--limit"),
-        (["schedule", "frobnicate"], "frobnicate"),
+        # What was typed is not repeated (it may be a value that lost its option name).
+        (["schedule", "frobnicate"], "No such command '<value>'"),
     ],
 )
 def test_usage_errors_are_one_line_naming_the_option(args: list[str], named: str) -> None:
     line = one_line_error(memoryctl(*args), 2)
     assert named in line
+
+
+def test_a_value_that_lost_its_option_name_is_not_echoed() -> None:
+    """`memory put` with the text but without --content, or a value where a command
+    goes: click would quote it back; memoryctl says what is wrong without it."""
+    secret = "the vault code is 4471-alpha"
+    line = one_line_error(memoryctl("memory", "put", "--memory-ref", "mem://a/b", secret), 2)
+    assert secret not in line and "4471" not in line
+    line = one_line_error(memoryctl("sk_live_4471secret"), 2)
+    assert "No such command '<value>'" in line and "4471" not in line
+    line = one_line_error(memoryctl("events", "--memory-ref", "mem://a/b", "--limit", "4471x"), 2)
+    assert "--limit" in line and "4471" not in line
