@@ -19,6 +19,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from memoryctl.usage import without_typed_values
 from runtime.settings import Settings
 from runtime.workflow_ids import workflow_ids_for
 from schemas.errors import InvalidInput
@@ -90,11 +91,27 @@ def _server_refusals(schedule_id: str, cron: str | None = None) -> Iterator[None
             and error.status == RPCStatusCode.INVALID_ARGUMENT
             and error.message.startswith(_SPEC_REJECTED)
         ):
-            reason = error.message.removeprefix(_SPEC_REJECTED)
-            raise InvalidInput(
-                "cron", f"{cron!r} is not a valid cron expression ({reason})"
-            ) from None
+            # The server's reason may quote the expression or a field of it: neither is
+            # repeated (what was typed may be anything, memoryctl/usage.py).
+            reason = without_typed_values(
+                error.message.removeprefix(_SPEC_REJECTED), [cron, *cron.split()], ()
+            )
+            raise InvalidInput("cron", f"not a valid cron expression ({reason})") from None
         raise
+
+
+MAX_CRON_CHARS = 256
+
+
+def _check_cron(cron: str) -> None:
+    """What the server cannot even be sent (a lone surrogate fails protobuf encoding with
+    a traceback) or should not store (control characters, a novel), refused here; the
+    rest of the grammar is the server's."""
+    if len(cron) > MAX_CRON_CHARS:
+        raise InvalidInput("cron", f"at most {MAX_CRON_CHARS} characters")
+    # isprintable() is False for control characters and lone surrogates alike.
+    if not cron.replace("\t", " ").isprintable():
+        raise InvalidInput("cron", "printable text only (a cron expression)")
 
 
 @dataclass(frozen=True)
@@ -117,6 +134,7 @@ async def create_dream_schedule(
     """Create the schedule; the server is the one cron parser (it also accepts @every,
     CRON_TZ= and 6-7 fields), and its rejection comes back as InvalidInput('cron')."""
     request = DreamInput(memory_ref=str(parse_memory_ref(memory_ref)), token_budget=token_budget)
+    _check_cron(cron)
     schedule_id = schedule_id or schedule_id_for(memory_ref)
     with _server_refusals(schedule_id, cron=cron):
         await client.create_schedule(

@@ -172,7 +172,8 @@ async def test_invalid_cron_is_bad_input_and_creates_nothing(
         "schedule", "create", "--memory-ref", ref, "--cron", cron, TEMPORAL_ADDRESS=address
     )
     line = one_line_error(result, 2)
-    assert line.startswith(f"error: cron: {cron!r} is not a valid cron expression"), line
+    assert line.startswith("error: cron: not a valid cron expression ("), line
+    assert cron not in line  # what was typed is not repeated
     with pytest.raises(RPCError) as missing:
         await temporal_env.client.get_schedule_handle(schedule_id_for(ref)).describe()
     assert missing.value.status == RPCStatusCode.NOT_FOUND
