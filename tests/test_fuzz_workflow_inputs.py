@@ -88,7 +88,7 @@ ALIASES = {
 
 # ------------------------------------------------------------------------ strategies
 
-ids = st.sampled_from(["e1", "", "..", "\u1e8b" * 200, "a\x00b", "a/b", " e1"]) | hostile_text
+ids = st.sampled_from(["e1", "", "..", "q" * 200, "a\x00b", "a/b", " e1"]) | hostile_text
 FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "memoryRef": hostile_refs("fz-tenant") | st.just(REF),
     "tokenBudget": token_budgets | st.just(8000),
