@@ -133,7 +133,10 @@ async def test_remind_me_in_5_days_fires_once_at_its_instant(
     entry = await store.put(ref, note("Remind me in 5 days to renew the domain"))
     # No enqueued run here: the time-skipping server stops skipping once a workflow has
     # started an abandoned child (the enqueued runs are tested on the dev server below).
-    inferred = await _infer(client, skipping_queue, ref, enqueue_runs=False)
+    # No time may pass while inferring: otherwise the server can skip the 5 days as
+    # soon as the armed timer is the only thing left, and fire before we look.
+    with time_skipping_env.auto_time_skipping_disabled():
+        inferred = await _infer(client, skipping_queue, ref, enqueue_runs=False)
     assert (inferred.inference.created, inferred.armed.started) == (1, 1)
     (commitment,) = await store.commitments.list(ref)
     # Five days after it was said, to the second.
@@ -172,7 +175,8 @@ async def test_every_thursday_fires_once_per_thursday_across_a_dst_change(
     ref = unique_ref()
     await store.commitments.set_time_zone(parse_memory_ref(ref).tenant, "Europe/Berlin")
     await store.put(ref, note("Remind me every Thursday at 17:00 to send the report"))
-    await _infer(client, skipping_queue, ref, enqueue_runs=False)
+    with time_skipping_env.auto_time_skipping_disabled():  # see the test above
+        await _infer(client, skipping_queue, ref, enqueue_runs=False)
     (commitment,) = await store.commitments.list(ref)
 
     start = await time_skipping_env.get_current_time()
