@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             "killsDuring": dict(report.kills_during),
             "operations": dict(report.operations),
             "completed": dict(report.completed),
+            "workflowsCompleted": report.workflows_completed,
             "duplicates": report.verdict.duplicates,
             "losses": report.verdict.losses,
             "partialArchives": len(report.store.get("archives", [])),

@@ -80,6 +80,12 @@ class Context:
     record_cli_kill: Callable[[], None]
     # The survivors the planted corpus keeps when consolidated without faults.
     expected_survivors: int = 0
+    # Workflows whose result came back (every operation awaits all it started).
+    workflows_completed: int = 0
+
+    async def completed(self, handle: WorkflowHandle[Any, Any]) -> None:
+        await retrying(handle.result, seconds=600)
+        self.workflows_completed += 1
 
     @property
     def store(self) -> PostgresMemoryStore:
@@ -121,8 +127,7 @@ async def run_workflow(context: Context, workflow: str, argument: object, workfl
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
 
-    handle = await retrying(start)
-    await retrying(handle.result, seconds=600)
+    await context.completed(await retrying(start))
 
 
 class Operation:
@@ -273,9 +278,9 @@ class Commitments(Operation):
         )
         for commitment in await self.commitment_ids(context):
             handle = context.client.get_workflow_handle(commitment_workflow_id(commitment))
-            await retrying(handle.result, seconds=600)
+            await context.completed(handle)
         for run_id in await self.enqueued_runs(context):
-            await retrying(context.client.get_workflow_handle(run_id).result, seconds=600)
+            await context.completed(context.client.get_workflow_handle(run_id))
 
     async def commitment_ids(self, context: Context) -> list[str]:
         async def read() -> list[str]:

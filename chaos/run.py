@@ -78,6 +78,7 @@ class Report:
     verdict: Verdict = field(default_factory=Verdict)
     store: dict[str, list[str]] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    workflows_completed: int = 0
 
     @property
     def workflows_failed(self) -> int:
@@ -109,6 +110,7 @@ class Report:
             "operations: " + ", ".join(f"{kind} {self.operations[kind]}" for kind in KINDS),
             f"operations completed (every workflow each started returned): "
             f"{sum(self.completed.values())}/{total_ops}",
+            f"workflows completed: {self.workflows_completed}",
             f"duplicates: {self.verdict.duplicates}",
             f"losses: {self.verdict.losses}",
             f"partial archives: {len(self.store.get('archives', []))}",
@@ -165,6 +167,7 @@ class Chaos:
             self.say("kills done; waiting for every workflow to finish")
             await self._drain()
             await self._verify(context)
+            self.report.workflows_completed = context.workflows_completed
             await engine.dispose()
         finally:
             if pool is not None:
