@@ -27,7 +27,7 @@ from memory.commitments.predicates import PredicateRegistry
 from memory.database import create_engine, database_url_from_env, migrate, wait_for_database
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault, vault_from_settings
-from runtime.client import connect
+from runtime.client import connect_when_ready
 from runtime.converter import payload_codec_for
 from runtime.settings import Settings
 from runtime.workflow_ids import workflow_ids_for
@@ -90,7 +90,7 @@ def _check_encryption(client: Client, settings: Settings) -> None:
 
 
 async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
-    client = await connect(settings)
+    client = await connect_when_ready(settings)
     async with open_store(settings) as store:
         worker = build_worker(client, settings, store)
         log.info(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from temporalio.client import Client
 
 from runtime.converter import data_converter_for
@@ -21,3 +24,24 @@ async def connect(settings: Settings | None = None, *, lazy: bool = False) -> Cl
         data_converter=data_converter_for(settings),
         lazy=lazy,
     )
+
+
+async def connect_when_ready(settings: Settings, *, seconds: float = 300) -> Client:
+    """``connect``, waiting for a Temporal server that is starting or restarting (a
+    worker started beside it, a failover) instead of exiting on the first refusal. The
+    CLI does not wait: it fails within seconds, naming the address."""
+    log = logging.getLogger("agent_memory.temporal")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    delay = 0.25
+    while True:
+        try:
+            return await connect(settings)
+        except Exception as error:  # the SDK raises RuntimeError for a refused connect
+            if loop.time() + delay > deadline:
+                raise
+            log.warning(
+                "Temporal not reachable (%s); retrying in %.1f s", type(error).__name__, delay
+            )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)

@@ -8,9 +8,13 @@ import contextlib
 
 
 class CuttableProxy:
-    def __init__(self, unix_socket: str) -> None:
+    def __init__(
+        self, unix_socket: str | None = None, *, tcp: tuple[str, int] | None = None
+    ) -> None:
         # Embedded PostgreSQL listens on a unix socket; the proxy is TCP in front of it.
+        # ``tcp``: a TCP service instead (the Temporal dev server).
         self.unix_socket = unix_socket
+        self.tcp = tcp
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
@@ -22,7 +26,10 @@ class CuttableProxy:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            up_reader, up_writer = await asyncio.open_unix_connection(self.unix_socket)
+            if self.tcp is not None:
+                up_reader, up_writer = await asyncio.open_connection(*self.tcp)
+            else:
+                up_reader, up_writer = await asyncio.open_unix_connection(self.unix_socket)
         except OSError:
             writer.close()
             return

@@ -39,13 +39,17 @@ async def _wait_for(process: subprocess.Popen[str], text: str, seconds: float = 
     raise AssertionError(f"worker never logged {text!r}:\n{seen}")
 
 
+def _address(env: WorkflowEnvironment) -> str:
+    return env.client.service_client.config.target_host
+
+
 def _start_worker(
-    temporal_env: WorkflowEnvironment, database_url: str, tmp_path: Path, task_queue: str
+    temporal_address: str, database_url: str, tmp_path: Path, task_queue: str
 ) -> subprocess.Popen[str]:
     """``python worker.py`` configured from the environment, as users run it."""
     env = {
         **os.environ,
-        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+        "TEMPORAL_ADDRESS": temporal_address,
         "TEMPORAL_NAMESPACE": "default",
         "AGENT_MEMORY_TASK_QUEUE": task_queue,
         "DATABASE_URL": database_url,
@@ -69,7 +73,7 @@ async def test_worker_serves_dreams_and_stops_cleanly(
     stop_signal: signal.Signals,
 ) -> None:
     task_queue = f"proc-{uuid.uuid4().hex[:8]}"
-    process = _start_worker(temporal_env, database_url, tmp_path, task_queue)
+    process = _start_worker(_address(temporal_env), database_url, tmp_path, task_queue)
     try:
         await _wait_for(process, f"polling task queue '{task_queue}'")
         ref = unique_ref()
@@ -103,11 +107,35 @@ async def test_a_worker_started_while_the_database_is_down_waits_for_it(
     await proxy.cut()
     task_queue = f"proc-{uuid.uuid4().hex[:8]}"
     through = through_proxy.render_as_string(hide_password=False)
-    process = _start_worker(temporal_env, through, tmp_path, task_queue)
+    process = _start_worker(_address(temporal_env), through, tmp_path, task_queue)
     try:
         await _wait_for(process, "database not ready")
         await asyncio.sleep(1.5)
         assert process.poll() is None, "the worker exited while the database was down"
+        await proxy.restore()
+        await _wait_for(process, f"polling task queue '{task_queue}'")
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        await proxy.cut()
+
+
+async def test_a_worker_started_while_temporal_is_down_waits_for_it(
+    temporal_env: WorkflowEnvironment, database_url: str, tmp_path: Path
+) -> None:
+    """The same for the Temporal server (found by the chaos run: a worker started while
+    the server restarted exited at once)."""
+    host, port = _address(temporal_env).rsplit(":", 1)
+    proxy = await CuttableProxy(tcp=(host, int(port))).start()
+    await proxy.cut()
+    task_queue = f"proc-{uuid.uuid4().hex[:8]}"
+    process = _start_worker(f"127.0.0.1:{proxy.port}", database_url, tmp_path, task_queue)
+    try:
+        await _wait_for(process, "Temporal not reachable")
+        await asyncio.sleep(1.5)
+        assert process.poll() is None, "the worker exited while Temporal was down"
         await proxy.restore()
         await _wait_for(process, f"polling task queue '{task_queue}'")
         process.send_signal(signal.SIGTERM)
