@@ -93,6 +93,25 @@ async def test_worker_serves_dreams_and_stops_cleanly(
             process.kill()
 
 
+async def _waits_then_polls(
+    process: subprocess.Popen[str], waiting: str, proxy: CuttableProxy, task_queue: str
+) -> None:
+    """The worker logs ``waiting`` and stays up while ``proxy`` is cut, polls once it is
+    restored, and stops cleanly."""
+    try:
+        await _wait_for(process, waiting)
+        await asyncio.sleep(1.5)
+        assert process.poll() is None, f"the worker exited ({waiting})"
+        await proxy.restore()
+        await _wait_for(process, f"polling task queue '{task_queue}'")
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        await proxy.cut()
+
+
 async def test_a_worker_started_while_the_database_is_down_waits_for_it(
     temporal_env: WorkflowEnvironment, database_url: str, tmp_path: Path
 ) -> None:
@@ -108,18 +127,7 @@ async def test_a_worker_started_while_the_database_is_down_waits_for_it(
     task_queue = f"proc-{uuid.uuid4().hex[:8]}"
     through = through_proxy.render_as_string(hide_password=False)
     process = _start_worker(_address(temporal_env), through, tmp_path, task_queue)
-    try:
-        await _wait_for(process, "database not ready")
-        await asyncio.sleep(1.5)
-        assert process.poll() is None, "the worker exited while the database was down"
-        await proxy.restore()
-        await _wait_for(process, f"polling task queue '{task_queue}'")
-        process.send_signal(signal.SIGTERM)
-        assert await asyncio.to_thread(process.wait, 30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-        await proxy.cut()
+    await _waits_then_polls(process, "database not ready", proxy, task_queue)
 
 
 async def test_a_worker_started_while_temporal_is_down_waits_for_it(
@@ -132,15 +140,4 @@ async def test_a_worker_started_while_temporal_is_down_waits_for_it(
     await proxy.cut()
     task_queue = f"proc-{uuid.uuid4().hex[:8]}"
     process = _start_worker(f"127.0.0.1:{proxy.port}", database_url, tmp_path, task_queue)
-    try:
-        await _wait_for(process, "Temporal not reachable")
-        await asyncio.sleep(1.5)
-        assert process.poll() is None, "the worker exited while Temporal was down"
-        await proxy.restore()
-        await _wait_for(process, f"polling task queue '{task_queue}'")
-        process.send_signal(signal.SIGTERM)
-        assert await asyncio.to_thread(process.wait, 30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-        await proxy.cut()
+    await _waits_then_polls(process, "Temporal not reachable", proxy, task_queue)
