@@ -163,6 +163,24 @@ async def _dream(client: Client, started: ScheduleActionExecution) -> DreamResul
     ).result()
 
 
+async def _seed_everything(store: PostgresMemoryStore, ref: str) -> int:
+    """Sources to distil, facts to merge and a predicate promise; the number of sources."""
+    sources = await _seed(store, ref)
+    await _seed_facts(store, ref, FACTS)
+    await _seed_predicate_commitment(store, ref)
+    return sources
+
+
+async def _dream_schedule(client: Client, ref: str, task_queue: str, prefix: str) -> str:
+    return await create_dream_schedule(
+        client,
+        ref,
+        task_queue=task_queue,
+        token_budget=BUDGET,
+        schedule_id=f"{prefix}-{uuid.uuid4().hex[:8]}",
+    )
+
+
 async def test_one_schedule_triggered_ten_times_at_once_applies_each_state_once(
     temporal_env: WorkflowEnvironment,
     worker_task_queue: str,
@@ -171,16 +189,8 @@ async def test_one_schedule_triggered_ten_times_at_once_applies_each_state_once(
 ) -> None:
     client = temporal_env.client
     ref = unique_ref()
-    sources = await _seed(store, ref)
-    await _seed_facts(store, ref, FACTS)
-    await _seed_predicate_commitment(store, ref)
-    schedule_id = await create_dream_schedule(
-        client,
-        ref,
-        task_queue=worker_task_queue,
-        token_budget=BUDGET,
-        schedule_id=f"dup-dream-{uuid.uuid4().hex[:8]}",
-    )
+    sources = await _seed_everything(store, ref)
+    schedule_id = await _dream_schedule(client, ref, worker_task_queue, "dup-dream")
     handle = client.get_schedule_handle(schedule_id)
     try:
         # Round 1: the schedule's own overlap policy (Skip), ten triggers at once.
@@ -241,9 +251,7 @@ async def test_the_production_ids_started_concurrently_start_and_apply_once(
 ) -> None:
     client = temporal_env.client
     ref = unique_ref()
-    sources = await _seed(store, ref)
-    await _seed_facts(store, ref, FACTS)
-    await _seed_predicate_commitment(store, ref)
+    sources = await _seed_everything(store, ref)
     kinds = [
         (
             DreamWorkflow.run,
@@ -291,9 +299,7 @@ async def test_the_same_work_under_many_ids_applies_once(
     same ref and input, per workflow kind, all at once."""
     client = temporal_env.client
     ref = unique_ref()
-    sources = await _seed(store, ref)
-    await _seed_facts(store, ref, FACTS)
-    await _seed_predicate_commitment(store, ref)
+    sources = await _seed_everything(store, ref)
     kinds = [
         (DistillationWorkflow.run, DistillationInput(memory_ref=ref, token_budget=BUDGET)),
         (ConsolidationWorkflow.run, ConsolidationInput(memory_ref=ref)),
@@ -330,16 +336,8 @@ async def test_manual_starts_beside_a_triggered_schedule_apply_once(
 ) -> None:
     client = temporal_env.client
     ref = unique_ref()
-    sources = await _seed(store, ref)
-    await _seed_facts(store, ref, FACTS)
-    await _seed_predicate_commitment(store, ref)
-    schedule_id = await create_dream_schedule(
-        client,
-        ref,
-        task_queue=worker_task_queue,
-        token_budget=BUDGET,
-        schedule_id=f"dup-beside-{uuid.uuid4().hex[:8]}",
-    )
+    sources = await _seed_everything(store, ref)
+    schedule_id = await _dream_schedule(client, ref, worker_task_queue, "dup-beside")
     schedule = client.get_schedule_handle(schedule_id)
     manual = [
         (
