@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from schemas.memory_entry import NewMemoryEntry, Tier
+
 MARKER = "§fz§"  # in every drawn string, so an echo of input is easy to spot
 
 _chars = st.text(st.characters(exclude_categories=()), max_size=10)
@@ -106,3 +108,26 @@ token_budgets: st.SearchStrategy[object] = (
     | st.floats()
     | hostile_text
 )
+
+
+def tenant_a_corpus(canaries: list[str], key_prefix: str = "k") -> list[NewMemoryEntry]:
+    """What cross-tenant sweeps seed for tenant A: an entry per canary (tagged, keyed,
+    with a subject, in both tiers), a duplicate pair for consolidation and a promise
+    for commitment inference."""
+    return [
+        NewMemoryEntry(
+            content=f"{canary} The customer prefers invoices in EUR",
+            tags=("a-only", f"tag-{i}"),
+            tier=[Tier.SEMANTIC, Tier.EPISODIC][i % 2],
+            namespace="private",
+            key=f"{key_prefix}-{i}",
+            subject="dana",
+        )
+        for i, canary in enumerate(canaries)
+    ] + [
+        NewMemoryEntry(content="The trial lasts 14 days", tier=Tier.SEMANTIC),
+        NewMemoryEntry(content="Note: the trial lasts 14 days.", tier=Tier.SEMANTIC),
+        NewMemoryEntry(
+            content="Follow up with Dana when the contract is signed", tags=("commitment",)
+        ),
+    ]

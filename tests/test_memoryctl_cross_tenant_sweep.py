@@ -18,11 +18,10 @@ import uuid
 from memory.store import PostgresMemoryStore
 from schemas.commitments import InferCommitmentsRequest
 from schemas.consolidation import ConsolidateMemoryRequest
-from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.memory_ref import try_parse_memory_ref
 from schemas.workflow_io import DistillMemoryRequest
 from tests.factories import SECRET_CANARIES
-from tests.hostile_input import lookalike_refs
+from tests.hostile_input import lookalike_refs, tenant_a_corpus
 from tests.memoryctl_inprocess import memoryctl
 from tests.scan import tenant_checksum
 
@@ -38,27 +37,7 @@ async def test_cli_probes_as_another_tenant_find_nothing_of_tenant_a(
     canaries = [f"A-CLI-CANARY-{i}-{uuid.uuid4().hex[:6]}" for i in range(6)]
     SECRET_CANARIES.update(canaries)
     a_ref = f"mem://{a}/agent-1"
-    written = await store.put_many(
-        a_ref,
-        [
-            NewMemoryEntry(
-                content=f"{canary} The customer prefers invoices in EUR",
-                tags=("a-only", f"tag-{i}"),
-                tier=[Tier.SEMANTIC, Tier.EPISODIC][i % 2],
-                namespace="private",
-                key=f"k-{i}",
-                subject="dana",
-            )
-            for i, canary in enumerate(canaries)
-        ]
-        + [
-            NewMemoryEntry(content="The trial lasts 14 days", tier=Tier.SEMANTIC),
-            NewMemoryEntry(content="Note: the trial lasts 14 days.", tier=Tier.SEMANTIC),
-            NewMemoryEntry(
-                content="Follow up with Dana when the contract is signed", tags=("commitment",)
-            ),
-        ],
-    )
+    written = await store.put_many(a_ref, tenant_a_corpus(canaries))
     passed = await store.consolidate(ConsolidateMemoryRequest(memory_ref=a_ref, run_key="p"))
     distilled = await store.distill(
         DistillMemoryRequest(memory_ref=a_ref, token_budget=4000, run_key="d")

@@ -21,11 +21,10 @@ from schemas.memory_entry import (
     ForgetRequest,
     MemoryListOptions,
     MemoryQuery,
-    NewMemoryEntry,
-    Tier,
 )
 from schemas.workflow_io import DistillMemoryRequest
 from tests.factories import SECRET_CANARIES
+from tests.hostile_input import tenant_a_corpus
 from tests.scan import tenant_checksum
 
 PROBES = 10_000
@@ -41,28 +40,7 @@ async def test_ten_thousand_store_probes_find_nothing_of_the_other_tenant(
     a_refs = [f"mem://{a}/agent-1", f"mem://{a}/agent-2"]
     ids: list[str] = []
     for n, ref in enumerate(a_refs):
-        written = await store.put_many(
-            ref,
-            [
-                NewMemoryEntry(
-                    content=f"{canary} The customer prefers invoices in EUR",
-                    tags=("a-only", f"tag-{i}"),
-                    tier=[Tier.SEMANTIC, Tier.EPISODIC][i % 2],
-                    namespace="private",
-                    key=f"k{n}-{i}",
-                    subject="dana",
-                )
-                for i, canary in enumerate(canaries)
-            ]
-            + [
-                NewMemoryEntry(content="The trial lasts 14 days", tier=Tier.SEMANTIC),
-                NewMemoryEntry(content="Note: the trial lasts 14 days.", tier=Tier.SEMANTIC),
-                NewMemoryEntry(
-                    content="Follow up with Dana when the contract is signed",
-                    tags=("commitment",),
-                ),
-            ],
-        )
+        written = await store.put_many(ref, tenant_a_corpus(canaries, key_prefix=f"k{n}"))
         ids += [entry.id for entry in written]
     passes = [
         (await store.consolidate(ConsolidateMemoryRequest(memory_ref=ref, run_key=f"p-{ref}")))
