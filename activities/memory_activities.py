@@ -57,11 +57,11 @@ class MemoryActivities:
         info = activity.info()
         # A vault secret the registry refuses fails the run (non-retryable) rather
         # than letting content through unredacted.
-        registry = registry_for_tenant(
+        secrets = registry_for_tenant(
             self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
         )
         return await self.store.distill(
-            request, registry=registry, distiller=self.distiller, progress=progress()
+            request, secrets=secrets, distiller=self.distiller, progress=progress()
         )
 
     @activity.defn(name=LEGACY_DISTILL.name)
@@ -83,17 +83,17 @@ class MemoryActivities:
     async def consolidate_memory(self, request: ConsolidateMemoryRequest) -> ConsolidationResult:
         """One pass; survivors' content is redacted again with the tenant's secrets."""
         info = activity.info()
-        registry = registry_for_tenant(
+        secrets = registry_for_tenant(
             self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
         )
-        return await self.store.consolidate(request, secrets=registry, progress=progress())
+        return await self.store.consolidate(request, secrets=secrets, progress=progress())
 
     @activity.defn(name=CREATE_SNAPSHOT.name)
     @content_free
     async def create_snapshot(self, request: SnapshotRequest) -> SnapshotInfo:
         """Freeze a session's view. Idempotent on snapshot_id, so retries agree."""
         return await self.store.snapshot(
-            str(request.memory_ref), request.snapshot_id, entry_ids=request.source_ids
+            request.memory_ref, request.snapshot_id, entry_ids=request.source_ids
         )
 
     @activity.defn(name=COLLECT_GARBAGE.name)
@@ -104,14 +104,14 @@ class MemoryActivities:
         # secret fails distillation, but must not stop TTL and retention: collect
         # without it then (matching lines by their stored text only).
         info = activity.info()
-        registry: MemorySecretRegistry | None = None
+        secrets: MemorySecretRegistry | None = None
         try:
-            registry = registry_for_tenant(
+            secrets = registry_for_tenant(
                 self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
             )
         except InvalidInput as error:
             activity.logger.warning("secrets vault refused for garbage collection: %s", error.code)
-        return await self.store.collect_garbage(request.memory_ref, secrets=registry)
+        return await self.store.collect_garbage(request.memory_ref, secrets=secrets)
 
     @activity.defn(name=LOAD_MEMORY_INDEX.name)
     @content_free

@@ -91,7 +91,7 @@ async def create_memory(
     ref, agent = _agent(tenant, body.agent_id, x_agent_id)
     now = api.store.now()
     entry = await api.store.put(
-        str(ref),
+        ref,
         NewMemoryEntry(
             content=canonical_value(body.value),
             tags=body.tags,
@@ -155,8 +155,8 @@ Limit = Annotated[int, Query(ge=1, le=MAX_LIST_LIMIT)]
 async def query_memory(api: Api, filters: Filters, addressed: RequestAgent) -> MemoryPage:
     ref, agent = addressed
     query = filters.query()
-    found = await api.store.query(str(ref), query)
-    total = await api.store.count(str(ref), query)
+    found = await api.store.query(ref, query)
+    total = await api.store.count(ref, query)
     entries = [entry_out(e, agent) for e in found]
     return MemoryPage(entries=entries, total=total, limit=filters.limit, offset=filters.offset)
 
@@ -166,7 +166,7 @@ async def list_agent_memory(
     agent_id: str, api: Api, tenant: Tenant, filters: Filters
 ) -> list[MemoryEntryOut]:
     ref, agent = _agent(tenant, agent_id, None)
-    return [entry_out(e, agent) for e in await api.store.query(str(ref), filters.query())]
+    return [entry_out(e, agent) for e in await api.store.query(ref, filters.query())]
 
 
 @router.get("/memory/events", response_model=EventPage)
@@ -180,7 +180,7 @@ async def memory_events(
     back to read on. Events carry ids, never the value."""
     ref, agent = addressed
     found = await api.store.events(
-        str(ref), after_seq=cursor, limit=limit, types=[t.value for t in LIFECYCLE_TYPES]
+        ref, after_seq=cursor, limit=limit, types=[t.value for t in LIFECYCLE_TYPES]
     )
     events = [
         LifecycleEvent(
@@ -206,7 +206,7 @@ async def memory_events(
 @router.get("/memory/{entry_id}", response_model=MemoryEntryOut)
 async def get_memory(entry_id: str, api: Api, addressed: RequestAgent) -> MemoryEntryOut:
     ref, agent = addressed
-    entry = await api.store.get_entry(str(ref), entry_id)
+    entry = await api.store.get_entry(ref, entry_id)
     if entry is None:
         raise not_found("memory entry")
     return entry_out(entry, agent)
@@ -243,7 +243,7 @@ async def update_memory(
 ) -> MemoryEntryOut:
     expected = _if_match(if_match)
     ref, agent = addressed
-    current = await api.store.get_entry(str(ref), entry_id, touch=False)
+    current = await api.store.get_entry(ref, entry_id, touch=False)
     if current is None:
         raise not_found("memory entry")
     metadata = None
@@ -253,7 +253,7 @@ async def update_memory(
         kept.update(changed.get(OPENINTENT_METADATA, {}))
         metadata = {**current.metadata, OPENINTENT_METADATA: kept}
     updated = await api.store.update(
-        str(ref),
+        ref,
         entry_id,
         EntryChanges(
             content=canonical_value(body.value) if body.value is not None else None,
@@ -273,6 +273,6 @@ async def update_memory(
 @router.delete("/memory/{entry_id}", response_model=DeletedEntry)
 async def delete_memory(entry_id: str, api: Api, addressed: RequestAgent) -> DeletedEntry:
     ref, _ = addressed
-    if not await api.store.delete(str(ref), entry_id):
+    if not await api.store.delete(ref, entry_id):
         raise not_found("memory entry")
     return DeletedEntry(id=entry_id, deleted=True)

@@ -117,7 +117,7 @@ async def memory_events(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     ref = owned_ref(tenant, memory_ref)
-    found = await api.store.events(str(ref), after_seq=after_seq, limit=limit, types=event_type)
+    found = await api.store.events(ref, after_seq=after_seq, limit=limit, types=event_type)
     return {
         "events": [event.to_wire() for event in found],
         "nextAfterSeq": found[-1].seq if len(found) == limit else None,

@@ -16,9 +16,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
@@ -27,6 +26,13 @@ from temporalio.client import Client
 PROBE_TTL_S = 2.0
 PROBE_TIMEOUT_S = 2.0
 WORKER_STALE_AFTER_S = 90.0
+
+
+class Pingable(Protocol):
+    """The store's health check (PostgresMemoryStore.ping): raises when the database
+    cannot answer."""
+
+    async def ping(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -43,14 +49,14 @@ class LiveState:
 class HostProbe:
     def __init__(
         self,
-        engine: AsyncEngine,
+        database: Pingable,
         temporal: Callable[[], Awaitable[Client]],
         *,
         namespace: str,
         task_queue: str,
         ttl_s: float = PROBE_TTL_S,
     ) -> None:
-        self.engine = engine
+        self.database = database
         self._temporal = temporal
         self.namespace = namespace
         self.task_queue = task_queue
@@ -84,8 +90,8 @@ class HostProbe:
 
     async def _database(self) -> tuple[bool, str]:
         try:
-            async with asyncio.timeout(PROBE_TIMEOUT_S), self.engine.connect() as connection:
-                await connection.execute(text("SELECT 1"))
+            async with asyncio.timeout(PROBE_TIMEOUT_S):
+                await self.database.ping()
         except Exception as error:  # any failure means "not available"; the type says why
             return False, f"unreachable ({type(error).__name__})"
         return True, "reachable"

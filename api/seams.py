@@ -28,8 +28,9 @@ from api.errors import ApiError
 from api.services import ApiServices
 from api.tenancy import owned_ref
 from api.workflow_calls import run_workflow
-from memory.memory_index import INDEX_PATH, read_workspace_file
+from memory.memory_index import INDEX_PATH
 from memory.redaction import MemorySecretRegistry
+from memory.vault import registry_for_tenant
 from runtime.workflow_ids import workflow_ids_for
 from schemas.base import WireModel
 from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult
@@ -90,7 +91,7 @@ async def _seed(
     ref: MemoryRef,
     sources: tuple[str | SeedSource, ...],
     tier: Tier,
-    registry: MemorySecretRegistry,
+    secrets: MemorySecretRegistry,
 ) -> list[str]:
     """Write the fixture entries once (content-derived ids); already present is fine."""
     ids = []
@@ -100,9 +101,9 @@ async def _seed(
         ids.append(entry_id)
         with contextlib.suppress(DuplicateKey):  # seeded by an earlier call
             await api.store.put(
-                str(ref),
+                ref,
                 NewMemoryEntry(id=entry_id, content=source.content, tags=source.tags, tier=tier),
-                secrets=registry,
+                secrets=secrets,
             )
     return ids
 
@@ -123,9 +124,7 @@ async def _seed_fixture(
     canary = None
     if include_canary:
         canary = "canary-" + random_secrets.token_hex(16)
-        registry = MemorySecretRegistry("seam")
-        for secret_id, value in api.vault.secrets_for(tenant).items():
-            registry.register(secret_id, value)
+        registry = registry_for_tenant(api.vault, tenant, "seam")
         registry.register("seam-canary", canary)
         carrier = f"The deploy token for {ref.agent} is {canary}"
         sources = (*sources, SeedSource(content=carrier, tags=("secret",)))
@@ -141,7 +140,7 @@ def _shaped(event: EventRecord) -> dict[str, Any]:
 async def _event(api: ApiServices, ref: MemoryRef, seq: int | None) -> dict[str, Any] | None:
     if seq is None:
         return None
-    found = await api.store.events(str(ref), after_seq=seq - 1, limit=1)
+    found = await api.store.events(ref, after_seq=seq - 1, limit=1)
     return _shaped(found[0]) if found and found[0].seq == seq else None
 
 
@@ -149,7 +148,7 @@ async def _earlier_distillation(
     api: ApiServices, ref: MemoryRef, sources: list[str], budget: int
 ) -> dict[str, Any] | None:
     wanted = sorted(sources)
-    found = await api.store.events(str(ref), types=["memory.compacted"], limit=10_000)
+    found = await api.store.events(ref, types=["memory.compacted"], limit=10_000)
     for event in reversed(found):
         payload = event.payload
         distillation = payload.get("distillation")
@@ -169,7 +168,7 @@ async def _leaked(api: ApiServices, ref: MemoryRef, canary: str | None, ids: lis
     if canary is None:
         return False
     for entry_id in ids:
-        entry = await api.store.get(str(ref), entry_id)
+        entry = await api.store.get(ref, entry_id)
         if entry is not None and canary in entry.content:
             return True
     return False
@@ -205,7 +204,7 @@ async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[st
         # instead of distilling twice.
         event = await _earlier_distillation(api, ref, seeded, result.token_budget)
         if event is not None:
-            checksum = await api.store.archive_checksum(str(ref), event["payload"]["outputId"])
+            checksum = await api.store.archive_checksum(ref, event["payload"]["outputId"])
             status = "already-distilled"
     answer: dict[str, Any] = {
         "event": event,
@@ -219,8 +218,7 @@ async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[st
     if result.index is not None:
         # The index is content-free by design (tags, counts, archive ids), so the seam
         # returns it whole: the index-roundtrip scenario reads it back here.
-        async with api.engine.connect() as connection:
-            found = await read_workspace_file(connection, ref, INDEX_PATH)
+        found = await api.store.index_file(ref)
         answer["indexFile"] = {
             "path": INDEX_PATH,
             "version": found[0] if found else result.index.version,
@@ -282,7 +280,7 @@ async def fire_commitment(
         ref=ref,
         summary=f"infer commitments of {ref} (seam)",
     )
-    records = [r for r in await api.store.commitments.list(str(ref)) if r.memory_id == memory_id]
+    records = [r for r in await api.store.commitments.list(ref) if r.memory_id == memory_id]
     if not records:
         raise ApiError(
             422,
@@ -292,7 +290,7 @@ async def fire_commitment(
             field="intention",
         )
     record = records[0]
-    detail = await api.store.commitments.show(str(ref), record.commitment_id)
+    detail = await api.store.commitments.show(ref, record.commitment_id)
     spec = (detail.spec if detail else None) or {}
     if record.condition != "predicate" or spec.get("predicate") != "memory.tag_exists":
         raise ApiError(
@@ -311,7 +309,7 @@ async def fire_commitment(
     if record.workflow_id:
         await client.get_workflow_handle(record.workflow_id).signal("memory_changed")
     event = await _wait_for_fired(api, ref, record.commitment_id)
-    detail = await api.store.commitments.show(str(ref), record.commitment_id)
+    detail = await api.store.commitments.show(ref, record.commitment_id)
     return {
         "event": event,
         "commitmentId": record.commitment_id,
@@ -327,9 +325,7 @@ async def _wait_for_fired(api: ApiServices, ref: MemoryRef, commitment_id: str) 
     deadline = asyncio.get_running_loop().time() + FIRE_WAIT_S
     after = 0
     while True:
-        found = await api.store.events(
-            str(ref), after_seq=after, types=["commitment.fired"], limit=1000
-        )
+        found = await api.store.events(ref, after_seq=after, types=["commitment.fired"], limit=1000)
         for event in found:
             if event.payload.get("commitmentId") == commitment_id:
                 return _shaped(event)

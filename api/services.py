@@ -42,15 +42,16 @@ class ApiServices:
         temporal: Callable[[], Awaitable[Client]],
         store: PostgresMemoryStore | None = None,
     ) -> ApiServices:
+        store = store or PostgresMemoryStore(engine)
         return cls(
             settings=settings,
             engine=engine,
-            store=store or PostgresMemoryStore(engine),
+            store=store,
             keys=ApiKeyStore(engine),
             manifests=AgentManifestStore(engine),
             vault=vault,
             probe=HostProbe(
-                engine,
+                store,
                 temporal,
                 namespace=settings.temporal_namespace,
                 task_queue=settings.task_queue,

@@ -635,7 +635,7 @@ async def replay(
     began = time.perf_counter()
     try:
         selection = await select_sources(
-            store, request, registry=registry, distiller=distiller, progress=lambda _: None
+            store.db, request, secrets=registry, distiller=distiller, progress=lambda _: None
         )
         outcome = selection.outcome
         consumed, tokens_used = len(outcome.consumed), outcome.tokens_used

@@ -651,7 +651,7 @@ async def _measure(
     settings = Settings()
     store = PostgresMemoryStore(engine)
     probe = HostProbe(
-        engine,
+        store,
         temporal_unavailable,
         namespace=settings.temporal_namespace,
         task_queue=settings.task_queue,

@@ -45,12 +45,12 @@ Progress = Callable[[dict[str, object]], None]
 @runtime_checkable
 class MemoryAdapter(Protocol):
     async def list(
-        self, memory_ref: str, options: MemoryListOptions | None = None
+        self, memory_ref: MemoryRef | str, options: MemoryListOptions | None = None
     ) -> list[MemoryEntry]:
         """Entries of memory_ref, newest first; [] for unknown or malformed refs."""
         ...
 
-    async def get(self, memory_ref: str, memory_id: str) -> MemoryEntry | None:
+    async def get(self, memory_ref: MemoryRef | str, memory_id: str) -> MemoryEntry | None:
         """One entry, or None when missing, expired, foreign or malformed."""
         ...
 
@@ -59,7 +59,7 @@ class MemoryAdapter(Protocol):
 class HostMemoryStore(MemoryAdapter, Protocol):
     async def put(
         self,
-        memory_ref: str,
+        memory_ref: MemoryRef | str,
         entry: NewMemoryEntry,
         *,
         secrets: MemorySecretRegistry | None = None,
@@ -68,7 +68,7 @@ class HostMemoryStore(MemoryAdapter, Protocol):
 
     async def put_many(
         self,
-        memory_ref: str,
+        memory_ref: MemoryRef | str,
         entries: Sequence[NewMemoryEntry],
         *,
         secrets: MemorySecretRegistry | None = None,
@@ -77,7 +77,7 @@ class HostMemoryStore(MemoryAdapter, Protocol):
 
     async def update(
         self,
-        memory_ref: str,
+        memory_ref: MemoryRef | str,
         memory_id: str,
         changes: EntryChanges,
         *,
@@ -86,13 +86,13 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         attribution: Attribution | None = None,
     ) -> HostMemoryEntry: ...
 
-    async def delete(self, memory_ref: str, memory_id: str) -> bool: ...
+    async def delete(self, memory_ref: MemoryRef | str, memory_id: str) -> bool: ...
 
-    async def forget(self, memory_ref: str, request: ForgetRequest) -> int: ...
+    async def forget(self, memory_ref: MemoryRef | str, request: ForgetRequest) -> int: ...
 
     async def erase(
         self,
-        memory_ref: str,
+        memory_ref: MemoryRef | str,
         request: ForgetRequest,
         *,
         dry_run: bool = False,
@@ -101,17 +101,21 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         """Forget reaching every derived copy, in one transaction (memory/erasure.py)."""
         ...
 
-    async def lineage(self, memory_ref: str, entry_id: str) -> list[LineageLink]: ...
+    async def lineage(self, memory_ref: MemoryRef | str, entry_id: str) -> list[LineageLink]: ...
 
-    async def get_entry(self, memory_ref: str, memory_id: str) -> HostMemoryEntry | None: ...
+    async def get_entry(
+        self, memory_ref: MemoryRef | str, memory_id: str
+    ) -> HostMemoryEntry | None: ...
 
-    async def query(self, memory_ref: str, query: MemoryQuery) -> list[HostMemoryEntry]: ...
+    async def query(
+        self, memory_ref: MemoryRef | str, query: MemoryQuery
+    ) -> list[HostMemoryEntry]: ...
 
-    async def count(self, memory_ref: str, query: MemoryQuery | None = None) -> int: ...
+    async def count(self, memory_ref: MemoryRef | str, query: MemoryQuery | None = None) -> int: ...
 
     async def snapshot(
         self,
-        memory_ref: str,
+        memory_ref: MemoryRef | str,
         snapshot_id: str,
         *,
         tiers: Sequence[Tier] | None = None,
@@ -119,12 +123,12 @@ class HostMemoryStore(MemoryAdapter, Protocol):
     ) -> SnapshotInfo: ...
 
     async def read_snapshot(
-        self, memory_ref: str, snapshot_id: str, *, start: int = 0, limit: int = 1000
+        self, memory_ref: MemoryRef | str, snapshot_id: str, *, start: int = 0, limit: int = 1000
     ) -> list[SnapshotItem]: ...
 
     async def events(
         self,
-        memory_ref: str,
+        memory_ref: MemoryRef | str,
         *,
         after_seq: int = 0,
         limit: int = 1000,
@@ -139,7 +143,7 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         self,
         request: DistillMemoryRequest,
         *,
-        registry: MemorySecretRegistry | None = None,
+        secrets: MemorySecretRegistry | None = None,
         distiller: Distiller | None = None,
         progress: Progress = ...,
     ) -> DistillationResult:
@@ -147,12 +151,12 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         ...
 
     async def collect_garbage(
-        self, memory_ref: str | MemoryRef, *, secrets: MemorySecretRegistry | None = None
+        self, memory_ref: MemoryRef | str, *, secrets: MemorySecretRegistry | None = None
     ) -> GarbageReport:
-        """TTL, archives past retention, old snapshots (memory/retention.py)."""
+        """TTL, archives past retention, old snapshots (memory/repositories/retention.py)."""
         ...
 
-    async def index_digest(self, memory_ref: str | MemoryRef) -> IndexDigest:
+    async def index_digest(self, memory_ref: MemoryRef | str) -> IndexDigest:
         """A content-free digest of the latest MEMORY-INDEX.json."""
         ...
 
@@ -166,10 +170,12 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         """One consolidation pass (memory/consolidation/apply.py)."""
         ...
 
-    async def undo_consolidation(self, memory_ref: str, pass_id: str) -> UndoReport: ...
+    async def undo_consolidation(self, memory_ref: MemoryRef | str, pass_id: str) -> UndoReport: ...
 
     async def superseded(
-        self, memory_ref: str, *, pass_id: str | None = None, limit: int = 1000
+        self, memory_ref: MemoryRef | str, *, pass_id: str | None = None, limit: int = 1000
     ) -> list[SupersededEntry]: ...
 
-    async def conflicts(self, memory_ref: str, *, limit: int = 1000) -> list[ConflictRecord]: ...
+    async def conflicts(
+        self, memory_ref: MemoryRef | str, *, limit: int = 1000
+    ) -> list[ConflictRecord]: ...

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from memory.scope import tenant_scoped
 from memory.tables import agent_manifests as A
 from memory.tables import ref_heads as H
 from schemas.discovery import MemoryShape
@@ -52,12 +53,14 @@ class AgentManifestStore:
         async with self.engine.connect() as connection:
             manifests = (
                 await connection.execute(
-                    select(A.c.agent_id, A.c.memory_shape).where(A.c.tenant == tenant)
+                    select(A.c.agent_id, A.c.memory_shape).where(tenant_scoped(A, tenant))
                 )
             ).all()
             refs = (
                 await connection.execute(
-                    select(H.c.memory_ref).where(H.c.tenant == tenant).limit(MAX_AGENTS_LISTED * 4)
+                    select(H.c.memory_ref)
+                    .where(tenant_scoped(H, tenant))
+                    .limit(MAX_AGENTS_LISTED * 4)
                 )
             ).scalars()
             holders = {ref.agent for raw in refs if (ref := try_parse_memory_ref(raw))}

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from memory.scope import all_tenants, tenant_scoped
 from memory.tables import api_keys as K
 from schemas.base import WireResult
 from schemas.errors import InvalidInput
@@ -87,7 +88,9 @@ class ApiKeyStore:
             K.c.key_id, K.c.tenant, K.c.name, K.c.created_at, K.c.revoked_at, K.c.last_used_at
         ).order_by(K.c.created_at, K.c.key_id)
         if tenant is not None:
-            query = query.where(K.c.tenant == parse_segment(tenant, "tenant"))
+            query = query.where(tenant_scoped(K, parse_segment(tenant, "tenant")))
+        else:  # the operator's listing of every tenant's keys (memoryctl keys list)
+            query = query.execution_options(**all_tenants("operator lists every key"))
         async with self.engine.connect() as connection:
             rows = (await connection.execute(query)).mappings().all()
         return [ApiKeyRecord.model_validate(dict(row)) for row in rows]
@@ -99,6 +102,8 @@ class ApiKeyStore:
                 update(K)
                 .where(K.c.key_id == key_id, K.c.revoked_at.is_(None))
                 .values(revoked_at=datetime.now(UTC))
+                # Operators revoke by key id, whatever the tenant (memoryctl keys revoke).
+                .execution_options(**all_tenants("operator revokes a key by id"))
             )
         return result.rowcount == 1
 
@@ -111,9 +116,10 @@ class ApiKeyStore:
         async with self.engine.connect() as connection:
             row = (
                 await connection.execute(
-                    select(K.c.tenant, K.c.secret_sha256).where(
-                        K.c.key_id == key_id, K.c.revoked_at.is_(None)
-                    )
+                    select(K.c.tenant, K.c.secret_sha256)
+                    .where(K.c.key_id == key_id, K.c.revoked_at.is_(None))
+                    # The key is what tells the tenant: it cannot be scoped before.
+                    .execution_options(**all_tenants("authentication finds the key's tenant"))
                 )
             ).first()
         if row is None or not hmac.compare_digest(row.secret_sha256, _digest(secret)):

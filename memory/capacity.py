@@ -40,7 +40,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.event_log import PendingEvent
-from memory.rows import SCOPED_BY_PARAMS, scope_params
+from memory.scope import scope_params, scoped_by_params
 from schemas.errors import CapacityExceeded
 from schemas.events import EventType, MemoryLifecycle
 from schemas.memory_entry import Tier
@@ -48,9 +48,7 @@ from schemas.memory_ref import MemoryRef
 
 E = tables.entries
 
-_IN_TIER = and_(SCOPED_BY_PARAMS, E.c.tier == bindparam("tier"))
-# Serialise writers to one (memoryRef, tier) so two puts can't both see room.
-_LOCK = select(func.pg_advisory_xact_lock(func.hashtextextended(bindparam("lock_key"), 0)))
+_IN_TIER = and_(scoped_by_params(E), E.c.tier == bindparam("tier"))
 # How far over capacity the tier is, counted by an index-only scan of ix_entries_ref_tier:
 # this tier's entries only.
 _OVERFLOW = (
@@ -103,7 +101,7 @@ def _victims(limit: ColumnElement[int]) -> Select[tuple[str]]:
 _VICTIMS = _victims(select(func.greatest(_OVERFLOW.c.n, 0)).scalar_subquery())
 _EVICTED = (
     delete(E)
-    .where(SCOPED_BY_PARAMS, E.c.id == any_(func.array(_VICTIMS.scalar_subquery())))
+    .where(scoped_by_params(E), E.c.id == any_(func.array(_VICTIMS.scalar_subquery())))
     .returning(E.c.id, E.c.namespace, E.c.key, E.c.version, E.c.tags)
     .cte("evicted")
 )
@@ -112,11 +110,6 @@ _EVICTED = (
 _COUNT_AND_EVICT = select(_OVERFLOW.c.n.label("overflow"), _EVICTED).select_from(
     _OVERFLOW.outerjoin(_EVICTED, true())
 )
-
-
-async def lock_tier(connection: AsyncConnection, ref: MemoryRef, tier: Tier) -> None:
-    """Serialise writers to one (memoryRef, tier) so two puts can't both see room."""
-    await connection.execute(_LOCK, {"lock_key": f"{ref}|{tier.value}"})
 
 
 async def evict_over_capacity(

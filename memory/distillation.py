@@ -22,7 +22,6 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from sqlalchemy import ARRAY, Integer, Subquery, Text, func, insert, literal, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -34,10 +33,13 @@ from memory.distillation_queue import candidates_page, to_source
 from memory.distiller import DistillationOutcome, Distiller, ExtractiveDistiller, SourceText
 from memory.event_log import PendingEvent, append_events
 from memory.lineage import earliest_expiry, record_lineage
+from memory.locks import distillation_commit, lock
 from memory.memory_index import refresh_index
 from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.rows import live, scoped
+from memory.rows import live
+from memory.scope import scoped
 from memory.tokens import count_tokens
+from memory.transactions import Database
 from schemas.capabilities import ARCHIVE_RETENTION
 from schemas.errors import ErrorCode, MemoryError_, TokenBudgetExceeded
 from schemas.events import (
@@ -50,9 +52,6 @@ from schemas.events import (
 from schemas.memory_entry import Tier
 from schemas.memory_ref import MemoryRef
 from schemas.workflow_io import DistillationResult, DistillMemoryRequest, IndexUpdate
-
-if TYPE_CHECKING:  # the store calls into this module; no import cycle at run time
-    from memory.store import PostgresMemoryStore
 
 A = tables.archives
 R = tables.distillation_runs
@@ -97,17 +96,17 @@ class _ClaimLost(Exception):
 
 
 async def select_sources(
-    store: PostgresMemoryStore,
+    db: Database,
     request: DistillMemoryRequest,
     *,
-    registry: MemorySecretRegistry | None,
+    secrets: MemorySecretRegistry | None,
     distiller: Distiller,
     progress: Progress,
 ) -> Selection:
     """Read ranked candidates until the distiller has filled the budget."""
     packing = distiller.start(request.token_budget, count_tokens)
     read: list[SourceText] = []
-    now = store.now()
+    now = db.now()
     while True:
         query = candidates_page(
             request.memory_ref,
@@ -117,9 +116,9 @@ async def select_sources(
             limit=PAGE,
             explicit_ids=request.sources,
         )
-        async with store.engine.connect() as connection:
+        async with db.reading() as connection:
             rows = (await connection.execute(query)).all()
-        page = [to_source(row, registry) for row in rows]
+        page = [to_source(row, secrets) for row in rows]
         read += page
         # Tokenising is CPU-bound; a thread keeps the event loop free for heartbeats.
         wants_more = await asyncio.to_thread(packing.offer, page)
@@ -129,22 +128,22 @@ async def select_sources(
 
 
 async def distill(
-    store: PostgresMemoryStore,
+    db: Database,
     request: DistillMemoryRequest,
     *,
-    registry: MemorySecretRegistry | None = None,
+    secrets: MemorySecretRegistry | None = None,
     distiller: Distiller | None = None,
     progress: Progress = lambda _: None,
 ) -> DistillationResult:
     ref = request.memory_ref
-    async with store.engine.connect() as connection:
+    async with db.reading() as connection:
         done = await _committed_result(connection, ref, request.run_key)
     if done is not None:  # a retry of a run that already committed
         return done
     distiller = distiller or ExtractiveDistiller()
     for _ in range(MAX_SELECTIONS):
         selection = await select_sources(
-            store, request, registry=registry, distiller=distiller, progress=progress
+            db, request, secrets=secrets, distiller=distiller, progress=progress
         )
         base = _base_result(request, selection)
         outcome = selection.outcome
@@ -152,7 +151,7 @@ async def distill(
             # Park what is too large for this budget, so the next run does not stumble
             # on it again. When nothing fit at all, fail as RFC 0062 asks (writing
             # nothing else: no archive, no events), unless the caller asked to defer.
-            await _park_oversized(store, ref, outcome.oversized)
+            await _park_oversized(db, ref, outcome.oversized)
             if outcome.minimum_required is None:
                 return base
             if request.when_nothing_fits == "defer":
@@ -161,7 +160,7 @@ async def distill(
         archive = build_archive(str(ref), request.token_budget, selection.outcome, distiller.name)
         progress({"phase": "committing", "archiveChecksum": archive.checksum})
         try:
-            return await commit(store, request, base, selection.outcome, archive, registry)
+            return await commit(db, request, base, selection.outcome, archive, secrets)
         except _ClaimLost as lost:
             if lost.taken_by_others:
                 return base.model_copy(update={"status": "already-consumed"})
@@ -186,34 +185,28 @@ async def _committed_result(
     connection: AsyncConnection, ref: MemoryRef, run_key: str
 ) -> DistillationResult | None:
     row = (
-        await connection.execute(
-            select(R.c.result).where(
-                R.c.tenant == ref.tenant, R.c.memory_ref == str(ref), R.c.run_key == run_key
-            )
-        )
+        await connection.execute(select(R.c.result).where(scoped(R, ref), R.c.run_key == run_key))
     ).first()
     return DistillationResult.model_validate(row.result) if row else None
 
 
 async def commit(
-    store: PostgresMemoryStore,
+    db: Database,
     request: DistillMemoryRequest,
     base: DistillationResult,
     outcome: DistillationOutcome,
     archive: Archive,
-    registry: MemorySecretRegistry | None,
+    secrets: MemorySecretRegistry | None,
 ) -> DistillationResult:
     """Claim the sources and write everything the run produced, or nothing."""
     ref = request.memory_ref
-    now = store.now()
+    now = db.now()
     # The output passes the chokepoint like any other write (its sources were already
     # redacted, so this is belt and braces for distillers that generate text).
-    content = write_redacted(outcome.output_text, registry)
-    async with store.engine.begin() as connection:
+    content = write_redacted(outcome.output_text, secrets)
+    async with db.writing() as connection:
         # One distillation per memoryRef commits at a time.
-        await connection.execute(
-            select(func.pg_advisory_xact_lock(func.hashtextextended(f"distill|{ref}", 0)))
-        )
+        await lock(connection, distillation_commit(ref))
         done = await _committed_result(connection, ref, request.run_key)
         if done is not None:  # a concurrent duplicate of this very run won the race
             return done
@@ -224,7 +217,7 @@ async def commit(
         tags = await _insert_distilled_entry(
             connection, ref, request, outcome, archive, content, now
         )
-        index, index_events = await _refresh_index(connection, ref, request, now, registry)
+        index, index_events = await _refresh_index(connection, ref, request, now, secrets)
         pending = _entry_events(ref, archive.output_id, tags) + index_events
         pending.append(_compacted_event(ref, request, outcome, archive, content, index))
         seqs = await append_events(connection, ref, pending, now)
@@ -271,7 +264,7 @@ async def _claim_sources(
         await connection.execute(
             update(E)
             .where(
-                scoped(ref),
+                scoped(E, ref),
                 live(now),
                 E.c.distilled_into.is_(None),
                 # The id list lets every plan (a cached generic one too) use the primary
@@ -288,7 +281,7 @@ async def _claim_sources(
     taken = (
         await connection.execute(
             select(func.count()).where(
-                scoped(ref),
+                scoped(E, ref),
                 E.c.id.in_([s.entry_id for s in consumed]),
                 E.c.distilled_into.is_not(None),
                 E.c.distilled_into != output_id,
@@ -312,10 +305,10 @@ def _versions_read(
 
 
 async def _park_oversized(
-    store: PostgresMemoryStore, ref: MemoryRef, oversized: Sequence[tuple[SourceText, int]]
+    db: Database, ref: MemoryRef, oversized: Sequence[tuple[SourceText, int]]
 ) -> None:
     if oversized:
-        async with store.engine.begin() as connection:
+        async with db.writing() as connection:
             await _park(connection, ref, oversized)
 
 
@@ -330,7 +323,7 @@ async def _park(
     await connection.execute(
         update(E)
         .where(
-            scoped(ref),
+            scoped(E, ref),
             E.c.id.in_([source.entry_id for source, _ in oversized]),
             tuple_(E.c.id, E.c.version) == tuple_(parked.c.id, parked.c.version),
         )
@@ -409,11 +402,11 @@ async def _refresh_index(
     ref: MemoryRef,
     request: DistillMemoryRequest,
     now: datetime,
-    registry: MemorySecretRegistry | None,
+    secrets: MemorySecretRegistry | None,
 ) -> tuple[IndexUpdate | None, list[PendingEvent]]:
     if not request.index_emitted:
         return None, []
-    written, events = await refresh_index(connection, ref, now, registry)
+    written, events = await refresh_index(connection, ref, now, secrets)
     index = IndexUpdate(
         path=written.path,
         version=written.version,

@@ -18,7 +18,8 @@ from sqlalchemy import Select, bindparam, or_, select, tuple_
 from memory import tables
 from memory.distiller import SourceText
 from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.rows import live, scoped
+from memory.rows import live
+from memory.scope import scoped
 from schemas.memory_entry import Tier
 from schemas.memory_ref import MemoryRef
 
@@ -53,7 +54,7 @@ def candidates_page(
         E.c.created_at,
         E.c.expires_at,
     ).where(
-        scoped(ref),
+        scoped(E, ref),
         live(now),
         E.c.distilled_into.is_(None),
         or_(E.c.distill_cost.is_(None), E.c.distill_cost <= budget),
@@ -81,16 +82,16 @@ def candidates_page(
     return query.order_by(*(column.desc() for column in RANK)).limit(limit)
 
 
-def to_source(row: Any, registry: MemorySecretRegistry | None) -> SourceText:
+def to_source(row: Any, secrets: MemorySecretRegistry | None) -> SourceText:
     """A candidate as the distiller sees it. SR-1 carry-forward: a secret registered
     after the entry was written (or stored before redaction existed) is redacted here,
     in the text and in the tags, so it never enters an archive or a distilled entry."""
     return SourceText(
         entry_id=row.id,
         version=row.version,
-        content=write_redacted(row.content, registry),
+        content=write_redacted(row.content, secrets),
         content_sha256=row.content_sha256,
-        tags=tuple(dict.fromkeys(write_redacted(tag, registry) for tag in row.tags)),
+        tags=tuple(dict.fromkeys(write_redacted(tag, secrets) for tag in row.tags)),
         pinned=row.pinned,
         priority=row.priority,
         created_at=row.created_at,

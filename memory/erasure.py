@@ -42,7 +42,7 @@ from memory.distiller import LINE_PREFIX
 from memory.event_log import PendingEvent, append_events, removal_event
 from memory.lineage import DISTILLED, derived_from, earliest_expiry
 from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.rows import scoped
+from memory.scope import scoped
 from memory.sql_arrays import texts
 from memory.tokens import count_tokens
 from schemas.erasure import MAX_LISTED_IDS, ErasureReport
@@ -65,7 +65,7 @@ class ErasurePass:
     ref: MemoryRef
     now: datetime
     reason: str  # "forget" or "ttl"
-    registry: MemorySecretRegistry | None
+    secrets: MemorySecretRegistry | None
     targets: list[str]
     erased: set[str] = field(default_factory=set)
     rewritten: dict[str, str] = field(default_factory=dict)
@@ -98,7 +98,7 @@ async def erase_in_ref(connection: AsyncConnection, state: ErasurePass) -> None:
         for row in (
             await connection.execute(
                 select(A)
-                .where(A.c.tenant == state.ref.tenant, A.c.memory_ref == str(state.ref))
+                .where(scoped(A, state.ref))
                 .where(A.c.output_id == any_(texts("outputs", outputs)))
             )
         ).all()
@@ -108,7 +108,7 @@ async def erase_in_ref(connection: AsyncConnection, state: ErasurePass) -> None:
         for row in (
             await connection.execute(
                 select(E.c.id, E.c.content, E.c.created_at).where(
-                    scoped(state.ref), E.c.id == any_(texts("outputs", outputs))
+                    scoped(E, state.ref), E.c.id == any_(texts("outputs", outputs))
                 )
             )
         ).all()
@@ -144,15 +144,15 @@ async def _rewrite_without_archive(
     for source_id, old in state.before.items():
         new = state.rewritten.get(source_id)
         # The line may hold the text as stored or as the dream redacted it (a secret
-        # registered after the write): with the tenant's registry, match both.
-        for said in dict.fromkeys((old, write_redacted(old, state.registry))):
+        # registered after the write): with the tenant's secrets, match both.
+        for said in dict.fromkeys((old, write_redacted(old, state.secrets))):
             line = f"{LINE_PREFIX}{said}\n"
             content = content.replace(line, "" if new is None else f"{LINE_PREFIX}{new}\n")
     erased_texts = [
         text
         for s in state.erased
         if s in state.before
-        for text in (state.before[s], write_redacted(state.before[s], state.registry))
+        for text in (state.before[s], write_redacted(state.before[s], state.secrets))
     ]
     if not content or any(text and text in content for text in erased_texts):
         state.erased.add(distillate.id)
@@ -185,7 +185,7 @@ async def _current(
     rows = (
         await connection.execute(
             select(E.c.id, E.c.content, E.c.tags, E.c.expires_at).where(
-                scoped(state.ref), E.c.id == any_(texts("ids", list(ids)))
+                scoped(E, state.ref), E.c.id == any_(texts("ids", list(ids)))
             )
         )
     ).all()
@@ -216,14 +216,14 @@ async def _rewrite_archive(connection: AsyncConnection, state: ErasurePass, row:
             text = carried[present[0]].content
         # Tags too: an item keeps only the tags of the sources it still carries.
         tags = sorted(
-            {write_redacted(t, state.registry) for s in remaining for t in carried[s].tags}
+            {write_redacted(t, state.secrets) for s in remaining for t in carried[s].tags}
         )
         if remaining == item["sourceIds"]:
             tags = item["tags"]  # untouched items stay byte-identical
         items.append(
             {
                 **item,
-                "text": write_redacted(text, state.registry),
+                "text": write_redacted(text, state.secrets),
                 "sourceIds": remaining,
                 "tags": tags,
             }
@@ -301,7 +301,7 @@ async def _rewrite_distilled(
     checksum: str | None,
     sources: list[str],
 ) -> None:
-    content = write_redacted(content, state.registry)
+    content = write_redacted(content, state.secrets)
     facts: dict[str, Any] = {"sourceCount": len(sources)}
     if checksum is not None:
         facts["archiveChecksum"] = checksum
@@ -311,7 +311,7 @@ async def _rewrite_distilled(
     changed = (
         await connection.execute(
             update(E)
-            .where(scoped(state.ref), E.c.id == output_id)
+            .where(scoped(E, state.ref), E.c.id == output_id)
             .values(
                 content=content,
                 content_sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
@@ -345,7 +345,7 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
     removed = (
         await connection.execute(
             delete(E)
-            .where(scoped(state.ref), E.c.id == any_(texts("erased", sorted(state.erased))))
+            .where(scoped(E, state.ref), E.c.id == any_(texts("erased", sorted(state.erased))))
             .returning(E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
         )
     ).all()

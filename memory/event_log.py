@@ -17,10 +17,11 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
+from memory.scope import scoped
 from schemas.base import WireModel
 from schemas.events import EventRecord, EventType, MemoryLifecycle
 from schemas.memory_entry import Tier
-from schemas.memory_ref import MemoryRef
+from schemas.memory_ref import MemoryRef, parse_memory_ref
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,21 @@ async def append_events(
     return [row["seq"] for row in rows]
 
 
+async def append_removal_events(
+    connection: AsyncConnection,
+    removed: Sequence[Any],
+    event_type: EventType,
+    reason: str,
+    now: datetime,
+) -> None:
+    """One lifecycle event per removed row (rows of any memoryRefs, grouped by ref)."""
+    by_ref: dict[str, list[PendingEvent]] = {}
+    for row in removed:
+        by_ref.setdefault(row.memory_ref, []).append(removal_event(row, event_type, reason))
+    for raw_ref, pending in sorted(by_ref.items()):
+        await append_events(connection, parse_memory_ref(raw_ref), pending, now)
+
+
 async def read_events(
     connection: AsyncConnection,
     ref: MemoryRef,
@@ -95,7 +111,7 @@ async def read_events(
     ev = tables.events
     query = (
         select(ev.c.memory_ref, ev.c.seq, ev.c.type, ev.c.payload, ev.c.occurred_at)
-        .where(ev.c.tenant == ref.tenant, ev.c.memory_ref == str(ref), ev.c.seq > after_seq)
+        .where(scoped(ev, ref), ev.c.seq > after_seq)
         .order_by(ev.c.seq)
         .limit(limit)
     )

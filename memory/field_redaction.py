@@ -27,26 +27,26 @@ MAX_TAG_CHARS = 128
 _HOLDS_SECRET = "must not contain a registered secret (identifiers are refused, not redacted)"
 
 
-def refuse_secret(field: str, value: str | None, registry: MemorySecretRegistry | None) -> None:
-    if value and registry is not None and registry.contains_secret(value):
+def refuse_secret(field: str, value: str | None, secrets: MemorySecretRegistry | None) -> None:
+    if value and secrets is not None and secrets.contains_secret(value):
         raise InvalidInput(field, _HOLDS_SECRET)
 
 
 def refuse_secret_in_attribution(
-    attribution: Attribution, registry: MemorySecretRegistry | None
+    attribution: Attribution, secrets: MemorySecretRegistry | None
 ) -> None:
     for field, value in (
         ("attribution.agentId", attribution.agent_id),
         ("attribution.nodeId", attribution.node_id),
         ("attribution.runId", attribution.run_id),
     ):
-        refuse_secret(field, value, registry)
+        refuse_secret(field, value, secrets)
 
 
-def redact_tags(tags: Iterable[str], registry: MemorySecretRegistry | None) -> list[str]:
+def redact_tags(tags: Iterable[str], secrets: MemorySecretRegistry | None) -> list[str]:
     redacted: list[str] = []
     for position, tag in enumerate(tags):
-        clean = write_redacted(tag, registry)
+        clean = write_redacted(tag, secrets)
         if len(clean) > MAX_TAG_CHARS:
             raise InvalidInput(
                 "tags",
@@ -58,11 +58,11 @@ def redact_tags(tags: Iterable[str], registry: MemorySecretRegistry | None) -> l
 
 
 def redact_metadata(
-    metadata: Mapping[str, Any], registry: MemorySecretRegistry | None
+    metadata: Mapping[str, Any], secrets: MemorySecretRegistry | None
 ) -> dict[str, Any]:
-    if registry is None:
+    if secrets is None:
         return dict(metadata)
-    clean = _redact_object(metadata, "metadata", registry)
+    clean = _redact_object(metadata, "metadata", secrets)
     size = len(json.dumps(clean, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
     if size > MAX_METADATA_BYTES:
         raise InvalidInput(
@@ -74,21 +74,21 @@ def redact_metadata(
 
 
 def _redact_object(
-    value: Mapping[str, Any], where: str, registry: MemorySecretRegistry
+    value: Mapping[str, Any], where: str, secrets: MemorySecretRegistry
 ) -> dict[str, Any]:
     clean: dict[str, Any] = {}
     for position, (key, item) in enumerate(value.items()):
         # Named by position: the key is the part that holds the secret.
-        refuse_secret(f"{where}.<key {position}>", key, registry)
-        clean[key] = _redact_value(item, f"{where}.<key {position}>", registry)
+        refuse_secret(f"{where}.<key {position}>", key, secrets)
+        clean[key] = _redact_value(item, f"{where}.<key {position}>", secrets)
     return clean
 
 
-def _redact_value(value: Any, where: str, registry: MemorySecretRegistry) -> Any:
+def _redact_value(value: Any, where: str, secrets: MemorySecretRegistry) -> Any:
     if isinstance(value, str):
-        return write_redacted(value, registry)
+        return write_redacted(value, secrets)
     if isinstance(value, Mapping):
-        return _redact_object(value, where, registry)
+        return _redact_object(value, where, secrets)
     if isinstance(value, list | tuple):
-        return [_redact_value(item, f"{where}[{i}]", registry) for i, item in enumerate(value)]
+        return [_redact_value(item, f"{where}[{i}]", secrets) for i, item in enumerate(value)]
     return value

@@ -17,6 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
+from memory.scope import scoped
 from memory.sql_arrays import texts
 from schemas.erasure import LineageLink
 from schemas.memory_ref import MemoryRef
@@ -71,8 +72,7 @@ async def marked_under(
         rows = (
             await connection.execute(
                 select(E.c.id).where(
-                    E.c.tenant == ref.tenant,
-                    E.c.memory_ref == str(ref),
+                    scoped(E, ref),
                     E.c.superseded_by == any_(texts("frontier", sorted(frontier))),
                 )
             )
@@ -93,7 +93,7 @@ async def derived_from(
         rows = (
             await connection.execute(
                 select(L.c.source_id, L.c.artifact_kind, L.c.artifact_id)
-                .where(L.c.tenant == ref.tenant, L.c.memory_ref == str(ref))
+                .where(scoped(L, ref))
                 .where(L.c.source_id == any_(texts("sources", sorted(frontier))))
                 .order_by(L.c.source_id, L.c.artifact_kind, L.c.artifact_id)
             )
@@ -106,7 +106,7 @@ async def derived_from(
     archives = (
         await connection.execute(
             select(A.c.output_id, A.c.checksum)
-            .where(A.c.tenant == ref.tenant, A.c.memory_ref == str(ref))
+            .where(scoped(A, ref))
             .where(A.c.output_id == any_(texts("outputs", outputs)))
         )
     ).all()

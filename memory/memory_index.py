@@ -26,7 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory import tables
 from memory.event_log import PendingEvent
 from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.rows import live, scoped
+from memory.rows import live
+from memory.scope import scoped
 from memory.tokens import TOKENIZER_NAME, count_tokens
 from schemas.base import format_instant
 from schemas.capabilities import MEMORY_INDEX_MAX_TOKENS
@@ -68,7 +69,7 @@ async def _tier_counts(
     expired = (
         await connection.execute(
             select(E.c.tier, func.count())
-            .where(scoped(ref), E.c.invalidated_at.is_(None), E.c.expires_at <= now)
+            .where(scoped(E, ref), E.c.invalidated_at.is_(None), E.c.expires_at <= now)
             .group_by(E.c.tier)
         )
     ).all()
@@ -83,7 +84,7 @@ async def _top_tags(connection: AsyncConnection, ref: MemoryRef, now: datetime) 
     tag = func.unnest(E.c.tags).label("tag")
     expired = (
         select(tag, func.count().label("n"))
-        .where(scoped(ref), E.c.invalidated_at.is_(None), E.c.expires_at <= now)
+        .where(scoped(E, ref), E.c.invalidated_at.is_(None), E.c.expires_at <= now)
         .group_by("tag")
         .subquery("expired")
     )
@@ -102,11 +103,11 @@ async def _top_tags(connection: AsyncConnection, ref: MemoryRef, now: datetime) 
 
 
 def _redacted_histogram(
-    rows: list[Any], registry: MemorySecretRegistry | None
+    rows: list[Any], secrets: MemorySecretRegistry | None
 ) -> list[dict[str, Any]]:
     counts: dict[str, int] = {}
     for row in rows:
-        tag = write_redacted(row.tag, registry)
+        tag = write_redacted(row.tag, secrets)
         counts[tag] = counts.get(tag, 0) + int(row.n)
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return [{"tag": tag, "count": n} for tag, n in ordered]
@@ -116,12 +117,14 @@ async def _gather(
     connection: AsyncConnection,
     ref: MemoryRef,
     now: datetime,
-    registry: MemorySecretRegistry | None = None,
+    secrets: MemorySecretRegistry | None = None,
 ) -> dict[str, Any]:
     tiers = await _tier_counts(connection, ref, now)
     span = (
         await connection.execute(
-            select(func.min(E.c.created_at), func.max(E.c.created_at)).where(scoped(ref), live(now))
+            select(func.min(E.c.created_at), func.max(E.c.created_at)).where(
+                scoped(E, ref), live(now)
+            )
         )
     ).one()
     tag_rows = await _top_tags(connection, ref, now)
@@ -136,7 +139,7 @@ async def _gather(
                 A.c.created_at,
                 A.c.expires_at,
             )
-            .where(A.c.tenant == ref.tenant, A.c.memory_ref == str(ref), A.c.expires_at > now)
+            .where(scoped(A, ref), A.c.expires_at > now)
             .order_by(A.c.created_at.desc(), A.c.checksum)
         )
     ).all()
@@ -145,7 +148,7 @@ async def _gather(
             tier: int(tiers.get(tier, 0)) for tier in ("working", "episodic", "semantic")
         },
         "timeRange": {"oldest": _instant(span[0]), "newest": _instant(span[1])},
-        "tags": _redacted_histogram(tag_rows, registry),
+        "tags": _redacted_histogram(tag_rows, secrets),
         "archives": [
             {
                 "checksum": row.checksum,
@@ -269,12 +272,12 @@ async def refresh_index(
     connection: AsyncConnection,
     ref: MemoryRef,
     now: datetime,
-    registry: MemorySecretRegistry | None = None,
+    secrets: MemorySecretRegistry | None = None,
 ) -> tuple[WrittenFile, list[PendingEvent]]:
     """Write new versions of MEMORY-INDEX.json and .md; caller commits and logs events.
-    Tag names pass the run's SR-1 registry (a tag stored before its secret was
+    Tag names pass the run's SR-1 secrets (a tag stored before its secret was
     registered is shown redacted)."""
-    body, size = build_index_document(ref, await _gather(connection, ref, now, registry))
+    body, size = build_index_document(ref, await _gather(connection, ref, now, secrets))
     written, json_event = await write_workspace_file(connection, ref, INDEX_PATH, body, now, size)
     markdown = render_markdown(json.loads(body))
     _, md_event = await write_workspace_file(
@@ -286,9 +289,7 @@ async def refresh_index(
 async def read_workspace_file(
     connection: AsyncConnection, ref: MemoryRef, path: str, version: int | None = None
 ) -> tuple[int, bytes] | None:
-    query = select(W.c.version, W.c.body).where(
-        W.c.tenant == ref.tenant, W.c.memory_ref == str(ref), W.c.path == path
-    )
+    query = select(W.c.version, W.c.body).where(scoped(W, ref), W.c.path == path)
     query = (
         query.where(W.c.version == version)
         if version is not None

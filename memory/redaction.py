@@ -453,9 +453,9 @@ class MemorySecretRegistry:
         return _redact(text, compiled)[1]
 
 
-def write_redacted(content: str, registry: MemorySecretRegistry | None) -> str:
+def write_redacted(content: str, secrets: MemorySecretRegistry | None) -> str:
     """THE chokepoint: every write path of the store passes content through here."""
-    return content if registry is None else registry.redact(content)
+    return content if secrets is None else secrets.redact(content)
 
 
 class RunSecretRegistries:

@@ -1,22 +1,17 @@
-"""Shared query pieces: tenant scoping, the TTL "live" predicate, row -> model."""
+"""Shared query pieces: the TTL "live" predicate and row -> model. (Tenant scoping is
+memory/scope.py.)"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, FromClause, and_, bindparam, or_
+from sqlalchemy import ColumnElement, FromClause, and_, or_
 
 from memory import tables
 from schemas.memory_entry import Attribution, HostMemoryEntry, Priority, Tier
-from schemas.memory_ref import MemoryRef
 
 E = tables.entries
-
-
-def scoped(ref: MemoryRef) -> ColumnElement[bool]:
-    """CTI-1: every entry query starts here, tenant first, then the exact memoryRef."""
-    return and_(E.c.tenant == ref.tenant, E.c.memory_ref == str(ref))
 
 
 def live(now: datetime, entries: FromClause = E) -> ColumnElement[bool]:
@@ -48,14 +43,3 @@ def to_host_entry(row: Any) -> HostMemoryEntry:
         last_accessed_at=row.last_accessed_at,
         content_sha256=row.content_sha256,
     )
-
-
-# scoped() with the tenant and the ref as bind parameters, for statements built once at
-# import and run on every write (memory/capacity.py). Bind them with scope_params(ref).
-SCOPED_BY_PARAMS: ColumnElement[bool] = and_(
-    E.c.tenant == bindparam("scope_tenant"), E.c.memory_ref == bindparam("scope_ref")
-)
-
-
-def scope_params(ref: MemoryRef) -> dict[str, str]:
-    return {"scope_tenant": ref.tenant, "scope_ref": str(ref)}

@@ -19,7 +19,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.rows import live, scoped
+from memory.rows import live
+from memory.scope import scoped
 from schemas.memory_entry import Priority, Tier
 from schemas.memory_ref import MemoryRef
 from schemas.snapshot import SnapshotInfo
@@ -94,7 +95,7 @@ async def create_snapshot(
         E.c.pinned,
         E.c.priority,
         E.c.created_at,
-    ).where(scoped(ref), live(now))
+    ).where(scoped(E, ref), live(now))
     if tiers:
         source = source.where(E.c.tier.in_([t.value for t in tiers]))
     if entry_ids is not None:
@@ -157,8 +158,7 @@ async def get_snapshot_info(
     row = (
         await connection.execute(
             select(S).where(
-                S.c.tenant == ref.tenant,
-                S.c.memory_ref == str(ref),
+                scoped(S, ref),
                 S.c.snapshot_id == snapshot_id,
             )
         )

@@ -1,6 +1,6 @@
 """The memoryRef grammar and the one parser every query goes through (CTI-1).
 
-Grammar (documented in the README)::
+Grammar (documented in docs/architecture.md)::
 
     mem://<tenant>/<agent>[/<scope>]
 

@@ -43,7 +43,7 @@ async def _distill(
     run_key: str = "run-1",
     registry: MemorySecretRegistry | None = None,
 ):
-    return await store.distill(_request(ref, budget, run_key), registry=registry)
+    return await store.distill(_request(ref, budget, run_key), secrets=registry)
 
 
 async def _table_counts(engine: AsyncEngine, ref: str) -> dict[str, int]:
@@ -170,9 +170,9 @@ async def test_same_sources_and_budget_give_identical_bytes(
     )
     outcomes = [
         await select_sources(
-            store,
+            store.db,
             _request(fresh, 250, f"plan-{n}"),
-            registry=None,
+            secrets=None,
             distiller=ExtractiveDistiller(),
             progress=lambda _: None,
         )
@@ -303,7 +303,7 @@ async def test_recursive_distillation_of_earlier_outputs(store: PostgresMemorySt
     registry = MemorySecretRegistry("r")
     registry.register("k", "Customer 1 prefers")  # >= 8 chars, re-checked at this level
     result = await store.distill(
-        _request(ref, 5_000, "rec", sources=(first.output_id or "",)), registry=registry
+        _request(ref, 5_000, "rec", sources=(first.output_id or "",)), secrets=registry
     )
     assert result.source_count == 1
     output = await store.get(ref, result.output_id or "")
@@ -319,7 +319,6 @@ async def test_archives_are_immutable_and_collected_after_retention(
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
-    from memory.retention import collect_garbage
     from schemas.capabilities import ARCHIVE_RETENTION
 
     ref = unique_ref()
@@ -328,11 +327,11 @@ async def test_archives_are_immutable_and_collected_after_retention(
     async with engine.connect() as connection:
         with pytest.raises(DBAPIError, match="immutable"):
             await connection.execute(text("UPDATE memory_archives SET body = 'x'"))
-    assert (await collect_garbage(store, ref)).expired_archives == 0
+    assert (await store.collect_garbage(ref)).expired_archives == 0
 
     later = store.now() + ARCHIVE_RETENTION + timedelta(milliseconds=1)
     aged = PostgresMemoryStore(engine, clock=lambda: later)
-    report = await collect_garbage(aged, ref)
+    report = await aged.collect_garbage(ref)
     assert report.expired_archives == 1
     counts = await _table_counts(engine, ref)
     assert counts["archives"] == 0

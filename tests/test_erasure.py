@@ -141,8 +141,6 @@ async def test_ttl_reaches_derived_data_to_the_millisecond_and_gc_erases_it(
 ) -> None:
     from datetime import timedelta
 
-    from memory.retention import collect_garbage
-
     ref = unique_ref()
     now = store.now()
     expiry = now + timedelta(seconds=30)
@@ -163,7 +161,7 @@ async def test_ttl_reaches_derived_data_to_the_millisecond_and_gc_erases_it(
     assert await at_expiry.get(ref, first) is None
     assert await at_expiry.get(ref, recursive) is None
     assert first not in {e.id for e in await at_expiry.list(ref)}
-    report = await collect_garbage(at_expiry, ref)
+    report = await at_expiry.collect_garbage(ref)
     assert report.expired_entries == 1
     assert await tables_holding(engine, short_text) == []
     for output_id in (first, recursive):
@@ -219,7 +217,6 @@ async def test_forget_after_the_archive_was_collected_rewrites_the_distillate_by
 ) -> None:
     from datetime import timedelta
 
-    from memory.retention import collect_garbage
     from schemas.capabilities import ARCHIVE_RETENTION
 
     ref = unique_ref()
@@ -229,7 +226,7 @@ async def test_forget_after_the_archive_was_collected_rewrites_the_distillate_by
     output = await _distill(store, ref)
     later = store.now() + ARCHIVE_RETENTION + timedelta(days=1)
     aged = PostgresMemoryStore(engine, clock=lambda: later)
-    assert (await collect_garbage(aged, ref)).expired_archives == 1
+    assert (await aged.collect_garbage(ref)).expired_archives == 1
 
     report = await aged.erase(ref, ForgetRequest(ids=(target.id,)))
     assert report.distilled_rewritten == 1 and report.distilled_removed == 0
@@ -245,7 +242,6 @@ async def test_a_line_redacted_by_the_dream_is_still_found_after_the_archive_wen
     from datetime import timedelta
 
     from memory.redaction import MemorySecretRegistry
-    from memory.retention import collect_garbage
     from schemas.capabilities import ARCHIVE_RETENTION
 
     ref = unique_ref()
@@ -259,12 +255,12 @@ async def test_a_line_redacted_by_the_dream_is_still_found_after_the_archive_wen
     output = (
         await store.distill(
             DistillMemoryRequest(memory_ref=ref, token_budget=5_000, run_key="r"),
-            registry=registry,
+            secrets=registry,
         )
     ).output_id
     later = store.now() + ARCHIVE_RETENTION + timedelta(days=1)
     aged = PostgresMemoryStore(engine, clock=lambda: later)
-    await collect_garbage(aged, ref)
+    await aged.collect_garbage(ref)
     report = await aged.erase(ref, ForgetRequest(ids=(target.id,)), secrets=registry)
     assert report.distilled_rewritten == 1
     assert await tables_holding(engine, words) == []

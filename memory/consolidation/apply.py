@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import any_, func, select, text
+from sqlalchemy import any_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
@@ -31,8 +31,9 @@ from memory.consolidation.planner import Cluster, Plan, PlanEntry, plan_pass
 from memory.event_log import PendingEvent, append_events
 from memory.field_redaction import redact_tags
 from memory.lineage import MERGED_INTO
+from memory.locks import consolidation_pass, lock
 from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.rows import scoped
+from memory.scope import scoped
 from memory.snapshots import get_snapshot_info
 from memory.sql_arrays import texts
 from schemas.consolidation import (
@@ -61,27 +62,19 @@ def pass_id_for(ref: MemoryRef, run_key: str) -> str:
     return f"cp-{digest[:20]}"
 
 
-async def lock_ref(connection: AsyncConnection, ref: MemoryRef) -> None:
-    """Serialises passes (and undo) of one memoryRef until the transaction ends."""
-    key = func.hashtextextended(f"consolidate|{ref}", 0)
-    await connection.execute(select(func.pg_advisory_xact_lock(key)))
-
-
 async def consolidate(
     connection: AsyncConnection,
     request: ConsolidateMemoryRequest,
     *,
     now: datetime,
-    registry: MemorySecretRegistry | None,
+    secrets: MemorySecretRegistry | None,
     progress: Progress,
 ) -> ConsolidationResult:
     ref = request.memory_ref
-    await lock_ref(connection, ref)
+    await lock(connection, consolidation_pass(ref))
     recorded = (
         await connection.execute(
-            select(P.c.result).where(
-                P.c.tenant == ref.tenant, P.c.memory_ref == str(ref), P.c.run_key == request.run_key
-            )
+            select(P.c.result).where(scoped(P, ref), P.c.run_key == request.run_key)
         )
     ).scalar_one_or_none()
     if recorded is not None:
@@ -97,7 +90,7 @@ async def consolidate(
     entries = await read_corpus(connection, ref, now)
     progress({"phase": "read", "entries": len(entries)})
     plan = await asyncio.to_thread(plan_pass, entries, _thread_safe(progress))
-    applied = await _apply(connection, ref, plan, entries, pass_id, now, registry)
+    applied = await _apply(connection, ref, plan, entries, pass_id, now, secrets)
     conflicts = await _record_conflicts(connection, ref, plan, pass_id, now)
     removed = [i for c in applied.clusters for i in (*c.merged, *c.superseded)]
     merged_ids = tuple(sorted(removed)) if len(removed) <= MAX_EVENT_MERGED_IDS else None
@@ -188,7 +181,7 @@ async def _apply(
     entries: Sequence[PlanEntry],
     pass_id: str,
     now: datetime,
-    registry: MemorySecretRegistry | None,
+    secrets: MemorySecretRegistry | None,
 ) -> _Applied:
     planned = {e.id: e.version for e in entries}
     ids = sorted({i for c in plan.clusters for i in (c.survivor, *c.merged, *c.superseded)})
@@ -201,7 +194,7 @@ async def _apply(
         for row in (
             await connection.execute(
                 select(E.c.id, E.c.version, E.c.invalidated_at, E.c.tags, E.c.content)
-                .where(scoped(ref), E.c.id == any_(texts("claimed", ids)))
+                .where(scoped(E, ref), E.c.id == any_(texts("claimed", ids)))
                 .with_for_update()
             )
         ).all()
@@ -226,9 +219,9 @@ async def _apply(
         tags = list(survivor.tags)
         for member in cluster.merged:
             tags += [t for t in current[member].tags if t not in tags]
-        content = write_redacted(survivor.content, registry)
+        content = write_redacted(survivor.content, secrets)
         survivors.append(
-            (cluster.survivor, redact_tags(tags, registry), content, cluster.corroboration)
+            (cluster.survivor, redact_tags(tags, secrets), content, cluster.corroboration)
         )
         events += _survivor_events(ref, cluster.survivor, planned[cluster.survivor] + 1)
     scope = {"tenant": ref.tenant, "ref": str(ref), "pass_id": pass_id, "now": now}

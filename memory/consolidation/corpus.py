@@ -11,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.consolidation.planner import PlanEntry, slot_of
-from memory.rows import live, scoped
+from memory.rows import live
+from memory.scope import scoped
 from schemas.memory_entry import Tier
 from schemas.memory_ref import MemoryRef
 
@@ -37,7 +38,7 @@ async def read_corpus(
                 E.c.corroboration,
                 E.c.expires_at,
             )
-            .where(scoped(ref), live(now), E.c.tier.in_(LONG_TERM_TIERS))
+            .where(scoped(E, ref), live(now), E.c.tier.in_(LONG_TERM_TIERS))
             .order_by(E.c.id)
         )
     ).all()
@@ -67,7 +68,7 @@ async def _merged_texts(
     rows = (
         await connection.execute(
             select(E.c.id, E.c.superseded_by, E.c.superseded_reason, E.c.content)
-            .where(scoped(ref), E.c.superseded_by.is_not(None))
+            .where(scoped(E, ref), E.c.superseded_by.is_not(None))
             .order_by(E.c.id)
         )
     ).all()

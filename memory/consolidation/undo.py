@@ -17,10 +17,12 @@ from sqlalchemy import and_, any_, bindparam, delete, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.consolidation.apply import lock_ref, long_term_update
+from memory.consolidation.apply import long_term_update
 from memory.event_log import append_events
 from memory.lineage import MERGED_INTO
-from memory.rows import live, scoped
+from memory.locks import consolidation_pass, lock
+from memory.rows import live
+from memory.scope import scoped
 from memory.sql_arrays import texts
 from schemas.consolidation import ConflictRecord, SupersededEntry, UndoReport
 from schemas.errors import ConsolidationRefused, PassNotFound
@@ -35,12 +37,10 @@ L = tables.lineage
 async def undo_pass(
     connection: AsyncConnection, ref: MemoryRef, pass_id: str, now: datetime
 ) -> UndoReport:
-    await lock_ref(connection, ref)
+    await lock(connection, consolidation_pass(ref))
     found = (
         await connection.execute(
-            select(P.c.undone_at).where(
-                P.c.tenant == ref.tenant, P.c.memory_ref == str(ref), P.c.pass_id == pass_id
-            )
+            select(P.c.undone_at).where(scoped(P, ref), P.c.pass_id == pass_id)
         )
     ).first()
     if found is None or found.undone_at is not None:
@@ -56,7 +56,7 @@ async def undo_pass(
                 E.c.superseded_reason,
                 E.c.corroboration,
             )
-            .where(scoped(ref), E.c.consolidation_pass == pass_id)
+            .where(scoped(E, ref), E.c.consolidation_pass == pass_id)
             .order_by(E.c.id)
             .with_for_update()
         )
@@ -85,7 +85,7 @@ async def undo_pass(
     if restored:
         await connection.execute(
             update(E)
-            .where(scoped(ref), E.c.consolidation_pass == pass_id)
+            .where(scoped(E, ref), E.c.consolidation_pass == pass_id)
             .values(
                 superseded_by=None,
                 superseded_reason=None,
@@ -107,7 +107,7 @@ async def undo_pass(
     if returned:
         await connection.execute(
             update(E)
-            .where(scoped(ref), E.c.id == bindparam("b_id"))
+            .where(scoped(E, ref), E.c.id == bindparam("b_id"))
             .values(
                 corroboration=E.c.corroboration - bindparam("b_returned"),
                 version=E.c.version + 1,
@@ -119,9 +119,7 @@ async def undo_pass(
     if pending:
         await append_events(connection, ref, pending, now)
     await connection.execute(
-        update(P)
-        .where(P.c.tenant == ref.tenant, P.c.memory_ref == str(ref), P.c.pass_id == pass_id)
-        .values(undone_at=now)
+        update(P).where(scoped(P, ref), P.c.pass_id == pass_id).values(undone_at=now)
     )
     return UndoReport(
         memory_ref=str(ref),
@@ -144,7 +142,7 @@ async def superseded_entries(
             E.c.namespace,
             E.c.key,
         )
-        .where(scoped(ref), E.c.superseded_by.is_not(None))
+        .where(scoped(E, ref), E.c.superseded_by.is_not(None))
         .order_by(E.c.invalidated_at, E.c.id)
         .limit(limit)
     )
@@ -181,7 +179,7 @@ async def open_conflicts(
                 second,
                 and_(second.c.memory_ref == C.c.memory_ref, second.c.id == C.c.second_id),
             )
-            .where(C.c.tenant == ref.tenant, C.c.memory_ref == str(ref))
+            .where(scoped(C, ref))
             .where(live(now, first), live(now, second))
             .order_by(C.c.detected_at, C.c.first_id, C.c.second_id)
             .limit(limit)

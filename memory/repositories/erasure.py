@@ -1,0 +1,122 @@
+"""Forget and TTL reaching every derived copy, and the lineage audit behind them.
+
+An erasure runs in one transaction (memory/erasure.py does the rewriting): the entries,
+the hidden copies consolidation kept of them, the archives and distilled entries holding
+their text (rewritten, or removed when nothing else remains) and snapshots holding them.
+Per memoryRef it takes the distillation lock, so it never interleaves with a
+distillation commit of the same ref.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import ColumnElement, select
+
+from memory import tables
+from memory.erasure import ErasurePass, erase_in_ref
+from memory.erasure import report as erasure_report
+from memory.input_gate import TEXT_ID, checked, possible
+from memory.lineage import DISTILLED, derived_from, marked_under
+from memory.locks import distillation_commit, lock
+from memory.redaction import MemorySecretRegistry
+from memory.removal_reason import declare_removal_reason
+from memory.scope import scoped, tenant_scoped
+from memory.transactions import Database
+from schemas.erasure import ErasureReport, LineageLink
+from schemas.errors import InvalidInput
+from schemas.memory_entry import ForgetRequest
+from schemas.memory_ref import MemoryRef, parse_memory_ref
+
+E = tables.entries
+L = tables.lineage
+
+
+class _DryRun(Exception):
+    """Raised inside an erasure's transaction to roll a dry run back."""
+
+
+class Erasure:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def erase(
+        self,
+        ref: MemoryRef,
+        request: ForgetRequest,
+        *,
+        dry_run: bool = False,
+        secrets: MemorySecretRegistry | None = None,
+    ) -> ErasureReport:
+        """Forget by ids, tag or subject (RFC 0080 retention.forget), every derived copy
+        included. ``dry_run`` computes the same report and rolls back."""
+        request = checked(ForgetRequest, request)
+        if not (request.ids or request.tag or request.subject):
+            raise InvalidInput("forget", "give at least one of ids, tag or subject")
+        if request.tenant_wide and (request.ids or request.tag or not request.subject):
+            raise InvalidInput("tenantWide", "applies to a subject forget only")
+        clauses: list[ColumnElement[bool]] = []
+        if request.ids:
+            clauses.append(E.c.id.in_(list(request.ids)))
+        if request.tag:
+            clauses.append(E.c.tags.contains([request.tag]))
+        if request.subject:
+            clauses.append(E.c.subject == request.subject)
+        scope = tenant_scoped(E, ref.tenant) if request.tenant_wide else scoped(E, ref)
+        return await self._erase(ref, [scope, *clauses], "forget", dry_run, secrets)
+
+    async def expire(
+        self, ref: MemoryRef, *, secrets: MemorySecretRegistry | None = None
+    ) -> ErasureReport:
+        """TTL reaches derived data: erase the ref's expired entries like forgotten ones
+        (derived copies rewritten without them). Distilled entries are not targets: they
+        expire with their earliest source and are rewritten here, not dropped."""
+        distilled = select(L.c.artifact_id).where(scoped(L, ref), L.c.artifact_kind == DISTILLED)
+        clauses = [scoped(E, ref), E.c.expires_at <= self.db.now(), E.c.id.not_in(distilled)]
+        return await self._erase(ref, clauses, "ttl", False, secrets)
+
+    async def lineage(self, ref: MemoryRef, entry_id: str) -> list[LineageLink]:
+        """Where an entry's text went: every derived artifact, transitively (audit)."""
+        # An id no entry can have (NUL, a lone surrogate) has no lineage; it must not
+        # reach the driver, whose error would quote it.
+        if not possible(TEXT_ID, entry_id):
+            return []
+        async with self.db.reading() as connection:
+            return await derived_from(connection, ref, [entry_id])
+
+    async def _erase(
+        self,
+        ref: MemoryRef,
+        clauses: Sequence[ColumnElement[bool]],
+        reason: str,
+        dry_run: bool,
+        secrets: MemorySecretRegistry | None,
+    ) -> ErasureReport:
+        now = self.db.now()
+        passes: list[ErasurePass] = []
+        try:
+            async with self.db.writing() as connection:
+                await declare_removal_reason(connection, reason)
+                matched = (
+                    await connection.execute(
+                        select(E.c.memory_ref, E.c.id)
+                        .where(*clauses)
+                        .order_by(E.c.memory_ref, E.c.id)
+                    )
+                ).all()
+                by_ref: dict[str, list[str]] = {}
+                for row in matched:
+                    by_ref.setdefault(row.memory_ref, []).append(row.id)
+                for raw_ref, ids in sorted(by_ref.items()):
+                    target = parse_memory_ref(raw_ref)
+                    # The hidden copies consolidation kept of what these entries say.
+                    ids = sorted({*ids, *await marked_under(connection, target, ids)})
+                    await lock(connection, distillation_commit(target))
+                    state = ErasurePass(target, now, reason, secrets, ids)
+                    await erase_in_ref(connection, state)
+                    passes.append(state)
+                if dry_run:
+                    raise _DryRun()
+        except _DryRun:
+            pass
+        return erasure_report(str(ref), dry_run, passes)

@@ -1,0 +1,150 @@
+"""Reads of live entries: the openwop list/get and the OpenIntent key and tag queries.
+
+Every read is scoped to one memoryRef (memory/scope.py) and filtered by ``live(now)``,
+so an expired or superseded entry never surfaces. A filter value no entry can hold finds
+nothing instead of raising (memory/input_gate.py).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from sqlalchemy import ColumnElement, func, select, update
+
+from memory import tables
+from memory.input_gate import (
+    ENTRY_ID,
+    LIST_MATCH,
+    NAME,
+    possible,
+    read_filter,
+    read_query,
+)
+from memory.repositories.limits import StoreLimits
+from memory.rows import live, to_host_entry
+from memory.scope import scoped
+from memory.transactions import Database
+from schemas.memory_entry import (
+    MAX_LIST_LIMIT,
+    HostMemoryEntry,
+    MemoryEntry,
+    MemoryListOptions,
+    MemoryQuery,
+)
+from schemas.memory_ref import MemoryRef
+
+E = tables.entries
+DEFAULT_LIST_LIMIT = 100
+
+
+class EntryQueries:
+    def __init__(self, db: Database, limits: StoreLimits) -> None:
+        self.db = db
+        self.limits = limits
+
+    async def list(
+        self, ref: MemoryRef, options: MemoryListOptions | None = None
+    ) -> list[MemoryEntry]:
+        checked = read_filter(MemoryListOptions, options or MemoryListOptions(), LIST_MATCH)
+        if checked is None:
+            return []
+        limit = min(checked.limit or DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
+        query = (
+            select(E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.expires_at)
+            .where(scoped(E, ref), live(self.db.now()))
+            .order_by(E.c.created_at.desc(), E.c.id.desc())
+            .limit(limit)
+        )
+        if checked.tag is not None:
+            query = query.where(E.c.tags.contains([checked.tag]))
+        async with self.db.reading() as connection:
+            rows = (await connection.execute(query)).all()
+        return [
+            MemoryEntry(
+                id=row.id,
+                content=row.content,
+                tags=tuple(row.tags),
+                created_at=row.created_at,
+                expires_at=row.expires_at,
+            )
+            for row in rows
+        ]
+
+    async def get_entry(
+        self, ref: MemoryRef, memory_id: str, *, touch: bool = True
+    ) -> HostMemoryEntry | None:
+        """Read one entry; ``touch`` records the access for LRU eviction."""
+        if not possible(ENTRY_ID, memory_id):
+            return None
+        now = self.db.now()
+        hit = select(E).where(scoped(E, ref), E.c.id == memory_id, live(now))
+        async with self.db.reading() as connection:
+            row = (await connection.execute(hit)).first()
+            # Record the access only for capacity-limited tiers, the only ones LRU
+            # eviction reads: touching semantic entries would turn every read into a
+            # write of all the row's indexes. (Measured: cheaper than one CTE doing both.)
+            if row is not None and touch and row.tier in {t.value for t in self.limits.capacity}:
+                await connection.execute(
+                    update(E)
+                    .where(scoped(E, ref), E.c.id == memory_id)
+                    .values(last_accessed_at=now)
+                )
+        return to_host_entry(row) if row else None
+
+    async def get_by_key(self, ref: MemoryRef, namespace: str, key: str) -> HostMemoryEntry | None:
+        if not (possible(NAME, namespace) and possible(NAME, key)):
+            return None
+        query = select(E).where(
+            scoped(E, ref), E.c.namespace == namespace, E.c.key == key, live(self.db.now())
+        )
+        async with self.db.reading() as connection:
+            row = (await connection.execute(query)).first()
+        return to_host_entry(row) if row else None
+
+    async def query(self, ref: MemoryRef, query: MemoryQuery) -> builtins.list[HostMemoryEntry]:
+        """OpenIntent tag query (tagsAll AND, tagsAny OR), newest first."""
+        checked = read_query(query)
+        if checked is None:
+            return []
+        statement = (
+            select(E)
+            .where(*self._filter(ref, checked))
+            .order_by(E.c.created_at.desc(), E.c.id.desc())
+            .limit(checked.limit)
+            .offset(checked.offset)
+        )
+        async with self.db.reading() as connection:
+            rows = (await connection.execute(statement)).all()
+        return [to_host_entry(row) for row in rows]
+
+    async def count(self, ref: MemoryRef, query: MemoryQuery | None = None) -> int:
+        checked = read_query(query or MemoryQuery())
+        if checked is None:
+            return 0
+        statement = select(func.count()).where(*self._filter(ref, checked))
+        async with self.db.reading() as connection:
+            return int((await connection.execute(statement)).scalar_one())
+
+    def _filter(self, ref: MemoryRef, query: MemoryQuery) -> builtins.list[ColumnElement[bool]]:
+        clauses = [scoped(E, ref), live(self.db.now())]
+        if query.tags_all:
+            clauses.append(E.c.tags.contains(list(query.tags_all)))
+        if query.tags_any:
+            clauses.append(E.c.tags.overlap(list(query.tags_any)))
+        if query.tier is not None:
+            clauses.append(E.c.tier == query.tier.value)
+        if query.namespace is not None:
+            clauses.append(E.c.namespace == query.namespace)
+        if query.pinned is not None:
+            clauses.append(E.c.pinned.is_(query.pinned))
+        if query.subject is not None:
+            clauses.append(E.c.subject == query.subject)
+        if query.key is not None:
+            clauses.append(E.c.key == query.key)
+        if query.namespace_prefix is not None:
+            clauses.append(E.c.namespace.startswith(query.namespace_prefix, autoescape=True))
+        if query.updated_after is not None:
+            clauses.append(E.c.updated_at > query.updated_after)
+        if query.updated_before is not None:
+            clauses.append(E.c.updated_at < query.updated_before)
+        return clauses

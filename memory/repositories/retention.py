@@ -1,0 +1,91 @@
+"""Retention: the TTL sweep and garbage collection beyond it (archives past
+archiveRetention, snapshots older than a run needs).
+
+Reads never depend on this (they filter by expiry); it reclaims space, and first erases
+expired sources like forgotten ones (memory/repositories/erasure.py) so their text
+leaves every derived copy.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import delete, func, select
+
+from memory import tables
+from memory.event_log import append_removal_events
+from memory.input_gate import MAX_INT32, checked_int
+from memory.redaction import MemorySecretRegistry
+from memory.removal_reason import declare_removal_reason
+from memory.repositories.entries import REMOVED_COLUMNS
+from memory.repositories.erasure import Erasure
+from memory.scope import all_tenants, scoped
+from memory.transactions import Database
+from schemas.events import EventType
+from schemas.memory_ref import MemoryRef
+from schemas.workflow_io import GarbageReport
+
+E = tables.entries
+# A snapshot only has to outlive the run that took it (and its retries).
+SNAPSHOT_RETENTION = timedelta(days=1)
+
+
+class Retention:
+    def __init__(self, db: Database, erasure: Erasure) -> None:
+        self.db = db
+        self.erasure = erasure
+
+    async def gc_expired(self, ref: MemoryRef | None = None, *, batch_size: int = 5000) -> int:
+        """Delete rows past expiresAt (of one ref, or of every tenant's when ``ref`` is
+        None) and record memory.expired for each; returns the count."""
+        batch_size = checked_int("batchSize", batch_size, 1, MAX_INT32)
+        total = 0
+        while True:
+            now = self.db.now()
+            victims = select(E.c.memory_ref, E.c.id).where(E.c.expires_at <= now)
+            victims = victims.where(scoped(E, ref)) if ref is not None else victims
+            statement = (
+                delete(E)
+                .where(func.row(E.c.memory_ref, E.c.id).in_(victims.limit(batch_size)))
+                .returning(*REMOVED_COLUMNS)
+            )
+            if ref is None:
+                statement = statement.execution_options(**all_tenants("TTL sweep of every ref"))
+            async with self.db.writing() as connection:
+                await declare_removal_reason(connection, "ttl")
+                removed = (await connection.execute(statement)).all()
+                await append_removal_events(
+                    connection, removed, EventType.MEMORY_EXPIRED, "ttl", now
+                )
+            total += len(removed)
+            if len(removed) < batch_size:
+                return total
+
+    async def collect_garbage(
+        self, ref: MemoryRef, *, secrets: MemorySecretRegistry | None = None
+    ) -> GarbageReport:
+        now = self.db.now()
+        # Expired sources first, erased like forgotten ones so their text leaves every
+        # derived copy; then whatever else expired (nothing derives from it).
+        expired = await self.erasure.expire(ref, secrets=secrets)
+        expired_entries = expired.entries + await self.gc_expired(ref)
+        archives, snapshots = tables.archives, tables.snapshots
+        async with self.db.writing() as connection:
+            expired_archives = (
+                await connection.execute(
+                    delete(archives).where(scoped(archives, ref), archives.c.expires_at <= now)
+                )
+            ).rowcount
+            old_snapshots = (
+                await connection.execute(
+                    delete(snapshots).where(
+                        scoped(snapshots, ref),
+                        snapshots.c.created_at <= now - SNAPSHOT_RETENTION,
+                    )
+                )
+            ).rowcount
+        return GarbageReport(
+            expired_entries=expired_entries,
+            expired_archives=int(expired_archives or 0),
+            old_snapshots=int(old_snapshots or 0),
+        )

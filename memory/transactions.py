@@ -1,0 +1,50 @@
+"""The database handle every repository takes: the engine, the clock, and how to open a
+read or a transaction.
+
+Repositories never build their own connections from an engine: reads go through
+``reading()`` (autocommit, no BEGIN/COMMIT round trips for single statements) and writes
+through ``writing(within)``, which joins the caller's transaction when one is given, so
+several repositories can share one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from schemas.base import floor_ms
+
+
+def utc_now() -> datetime:
+    return floor_ms(datetime.now(UTC))
+
+
+class Database:
+    def __init__(self, engine: AsyncEngine, clock: Callable[[], datetime] = utc_now) -> None:
+        self.engine = engine
+        self.clock = clock
+        # Single-statement reads (and the get-with-touch pair, atomic enough on its own)
+        # skip the BEGIN/COMMIT round trips a transaction would add.
+        self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator[AsyncConnection]:
+        async with self._autocommit.connect() as connection:
+            yield connection
+
+    @asynccontextmanager
+    async def writing(
+        self, within: AsyncConnection | None = None
+    ) -> AsyncIterator[AsyncConnection]:
+        """A transaction committed on exit, or ``within`` (the caller's) left open."""
+        if within is not None:
+            yield within
+            return
+        async with self.engine.begin() as connection:
+            yield connection

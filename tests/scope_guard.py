@@ -1,0 +1,42 @@
+"""Holds every statement the product runs in tests to CTI-1 (memory/scope.py).
+
+``watch(engine)`` listens to the engine's statements; each one that touches a
+tenant-carrying table without a tenant or memoryRef scope (and is not declared
+cross-tenant with memory.scope.all_tenants) is recorded, with the tables it left open.
+The suite's engine fixture fails a test whose statements were not all scoped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql import ClauseElement
+
+from memory.scope import unscoped_tables
+
+
+@dataclass
+class ScopeWatch:
+    statements: list[Any] = field(default_factory=list)
+    violations: list[tuple[str, set[str]]] = field(default_factory=list)
+
+    def on_execute(self, conn, clauseelement, multiparams, params, execution_options) -> None:
+        if not isinstance(clauseelement, ClauseElement) or not hasattr(
+            clauseelement, "get_execution_options"
+        ):
+            return  # DDL, text() and driver SQL: not built from the table metadata
+        if execution_options.get("cross_tenant"):
+            return
+        self.statements.append((clauseelement, multiparams, params))
+        left_open = unscoped_tables(clauseelement)
+        if left_open:
+            self.violations.append((str(clauseelement).split("\n")[0][:120], left_open))
+
+
+def watch(engine: AsyncEngine) -> ScopeWatch:
+    scope_watch = ScopeWatch()
+    event.listen(engine.sync_engine, "before_execute", scope_watch.on_execute)
+    return scope_watch
