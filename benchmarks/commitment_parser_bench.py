@@ -51,10 +51,11 @@ from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 from benchmarks.commitment_phrases import CASES, Case
-from memory.commitments.inference import Inferred, Unparsable, infer_commitment
-from memory.commitments.recurrence import parse_recurrence, rrule_parts
-from memory.commitments.time_resolution import parse_time_phrase
-from memory.commitments.time_words import localize
+from memory.commitment_parsing.inference import Inferred, Unparsable, infer_commitment
+from memory.commitment_parsing.recurrence_dates import rrule_parts
+from memory.commitment_parsing.recurrence_phrases import parse_recurrence
+from memory.commitment_parsing.time_resolution import parse_time_phrase
+from memory.commitment_parsing.time_words import localize
 
 T = TypeVar("T")
 RESULTS_DIR = Path(__file__).with_name("results")

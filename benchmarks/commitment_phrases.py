@@ -8,8 +8,9 @@ one-off times are local wall-clock strings (localized with fold=0, so a time in 
 spring-forward gap is written as the shifted time) or UTC instants ending in Z;
 recurrences are the canonical RRULE body; conditions the normalized condition string.
 The values were worked out by hand from the conventions in
-memory/commitments/time_words.py, time_grammar.py, time_resolution.py, recurrence.py and
-conditions.py, not by running the parser.
+memory/commitment_parsing/time_words.py, time_grammar.py, time_clocks.py,
+time_resolution.py, recurrence_phrases.py, recurrence_dates.py and conditions.py, not by
+running the parser.
 """
 
 from __future__ import annotations

@@ -11,21 +11,21 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.commitments.conditions import parse_condition, slug
-from memory.commitments.inference import Inferred, Unparsable, infer_commitment
-from memory.commitments.phrasing import (
+from memory.commitment_parsing.conditions import parse_condition, slug
+from memory.commitment_parsing.inference import Inferred, Unparsable, infer_commitment
+from memory.commitment_parsing.phrasing import (
     TRIGGER_PATTERN,
     TRIGGER_SQL_PATTERN,
     extract_intention,
 )
-from memory.commitments.recurrence import (
+from memory.commitment_parsing.recurrence_dates import (
     first_occurrence,
     next_occurrence,
     occurrences,
-    parse_recurrence,
 )
-from memory.commitments.time_resolution import parse_time_phrase
-from memory.commitments.time_words import ParsedTime, localize
+from memory.commitment_parsing.recurrence_phrases import parse_recurrence
+from memory.commitment_parsing.time_resolution import parse_time_phrase
+from memory.commitment_parsing.time_words import ParsedTime, localize
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -24,9 +24,10 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
+from memory.commitment_parsing.recurrence_dates import next_occurrence
 from memory.commitments.predicates import PredicateRegistry
-from memory.commitments.recurrence import next_occurrence
 from memory.event_log import PendingEvent, append_events
+from memory.scope import scoped
 from schemas.commitment_spec import CommitmentSpec, PredicateSpec, RecurringSpec
 from schemas.commitments import (
     EvaluatePredicateRequest,
@@ -46,20 +47,16 @@ SPEC: TypeAdapter[CommitmentSpec] = TypeAdapter(CommitmentSpec)
 
 
 async def _locked(connection: AsyncConnection, ref: MemoryRef, commitment_id: str) -> Any:
-    query = (
-        select(C)
-        .where(
-            C.c.commitment_id == commitment_id,
-            C.c.tenant == ref.tenant,
-            C.c.memory_ref == str(ref),
-        )
-        .with_for_update()
-    )
+    query = select(C).where(C.c.commitment_id == commitment_id, scoped(C, ref)).with_for_update()
     return (await connection.execute(query)).first()
 
 
-async def _claimed(connection: AsyncConnection, commitment_id: str, occurrence: str) -> Any:
-    query = select(O).where(O.c.commitment_id == commitment_id, O.c.occurrence == occurrence)
+async def _claimed(
+    connection: AsyncConnection, ref: MemoryRef, commitment_id: str, occurrence: str
+) -> Any:
+    query = select(O).where(
+        scoped(O, ref), O.c.commitment_id == commitment_id, O.c.occurrence == occurrence
+    )
     return (await connection.execute(query)).first()
 
 
@@ -123,7 +120,7 @@ async def fire_time_occurrence(
     if row is None:
         return FireOutcome(commitment_id=request.commitment_id, status="not-found")
     occurrence = instant_occurrence(request.due_at)
-    recorded = await _claimed(connection, row.commitment_id, occurrence)
+    recorded = await _claimed(connection, ref, row.commitment_id, occurrence)
     if recorded is not None:
         # A retry after the commit, or a duplicate workflow: what happened stands.
         return FireOutcome(
@@ -165,7 +162,7 @@ async def fire_time_occurrence(
         state = "missed" if late else "fired"
     await connection.execute(
         update(C)
-        .where(C.c.commitment_id == row.commitment_id)
+        .where(scoped(C, ref), C.c.commitment_id == row.commitment_id)
         .values(
             state=state,
             next_at=next_at,
@@ -219,7 +216,7 @@ async def evaluate_predicate(
         # the watch still enqueues its run (whose id rejects a second start). Without
         # this the retry saw no rising edge and the firing's run was never started.
         occurrence = transition_occurrence(row.transitions)
-        recorded = await _claimed(connection, row.commitment_id, occurrence)
+        recorded = await _claimed(connection, ref, row.commitment_id, occurrence)
         if recorded is not None and recorded.fired_at == request.evaluated_at:
             return PredicateOutcome(
                 commitment_id=row.commitment_id,
@@ -252,7 +249,7 @@ async def evaluate_predicate(
     if rising or holds != row.predicate_holds:
         await connection.execute(
             update(C)
-            .where(C.c.commitment_id == row.commitment_id)
+            .where(scoped(C, ref), C.c.commitment_id == row.commitment_id)
             .values(
                 predicate_holds=holds,
                 transitions=transition,

@@ -33,7 +33,8 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory.rows import E, live, scoped
+from memory.rows import E, live
+from memory.scope import scoped
 from schemas.commitment_spec import PredicateSpec
 from schemas.errors import InvalidInput
 from schemas.memory_ref import MemoryRef
@@ -60,7 +61,7 @@ def _arg(context: PredicateContext, name: str) -> str:
 
 
 async def _any_live(context: PredicateContext, *clauses: ColumnElement[bool]) -> bool:
-    query = select(exists().where(scoped(context.memory_ref), live(context.now), *clauses))
+    query = select(exists().where(scoped(E, context.memory_ref), live(context.now), *clauses))
     return bool((await context.connection.execute(query)).scalar())
 
 

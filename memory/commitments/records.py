@@ -7,13 +7,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, any_, select, update
+from sqlalchemy import any_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.commitments.scan import checked_zone
-from memory.rows import E, scoped
+from memory.rows import E
+from memory.scope import scoped
 from memory.sql_arrays import texts
 from schemas.commitments import (
     CommitmentDetail,
@@ -26,10 +27,6 @@ from schemas.memory_ref import MemoryRef
 
 C = tables.commitments
 O = tables.occurrences  # noqa: E741
-
-
-def _mine(ref: MemoryRef) -> Any:
-    return and_(C.c.tenant == ref.tenant, C.c.memory_ref == str(ref))
 
 
 def to_record(row: Any) -> CommitmentRecord:
@@ -59,7 +56,7 @@ async def list_commitments(
     state: CommitmentState | None = None,
     limit: int = 1000,
 ) -> list[CommitmentRecord]:
-    query = select(C).where(_mine(ref)).order_by(C.c.created_at, C.c.commitment_id).limit(limit)
+    query = select(C).where(scoped(C, ref)).order_by(C.c.created_at, C.c.commitment_id).limit(limit)
     if state is not None:
         query = query.where(C.c.state == state)
     return [to_record(row) for row in await connection.execute(query)]
@@ -69,16 +66,18 @@ async def commitment_detail(
     connection: AsyncConnection, ref: MemoryRef, commitment_id: str
 ) -> CommitmentDetail | None:
     row = (
-        await connection.execute(select(C).where(_mine(ref), C.c.commitment_id == commitment_id))
+        await connection.execute(
+            select(C).where(scoped(C, ref), C.c.commitment_id == commitment_id)
+        )
     ).first()
     if row is None:
         return None
     ledger = await connection.execute(
-        select(O).where(O.c.commitment_id == commitment_id).order_by(O.c.claimed_at)
+        select(O).where(scoped(O, ref), O.c.commitment_id == commitment_id).order_by(O.c.claimed_at)
     )
     # The intention as the entry holds it now (SR-1 redacted when it was written).
     intention = (
-        await connection.execute(select(E.c.content).where(scoped(ref), E.c.id == row.memory_id))
+        await connection.execute(select(E.c.content).where(scoped(E, ref), E.c.id == row.memory_id))
     ).scalar()
     return CommitmentDetail(
         commitment=to_record(row),
@@ -105,11 +104,13 @@ async def cancel_commitment(
     """Armed -> cancelled; a commitment that already ended keeps its state."""
     await connection.execute(
         update(C)
-        .where(_mine(ref), C.c.commitment_id == commitment_id, C.c.state == "armed")
+        .where(scoped(C, ref), C.c.commitment_id == commitment_id, C.c.state == "armed")
         .values(state="cancelled", ended_reason="cancelled", next_at=None, updated_at=now)
     )
     row = (
-        await connection.execute(select(C).where(_mine(ref), C.c.commitment_id == commitment_id))
+        await connection.execute(
+            select(C).where(scoped(C, ref), C.c.commitment_id == commitment_id)
+        )
     ).first()
     return to_record(row) if row is not None else None
 
@@ -118,7 +119,7 @@ async def unarmed(connection: AsyncConnection, ref: MemoryRef, limit: int) -> Se
     """Armed commitments whose workflow has not been started (or not recorded as such)."""
     query = (
         select(C.c.commitment_id, C.c.condition, C.c.next_at)
-        .where(_mine(ref), C.c.state == "armed", C.c.armed_at.is_(None))
+        .where(scoped(C, ref), C.c.state == "armed", C.c.armed_at.is_(None))
         .order_by(C.c.commitment_id)
         .limit(limit)
     )
@@ -136,7 +137,7 @@ async def mark_armed(
     ids = sorted(commitment_ids)
     await connection.execute(
         update(C)
-        .where(_mine(ref), C.c.commitment_id == any_(texts("ids", ids)))
+        .where(scoped(C, ref), C.c.commitment_id == any_(texts("ids", ids)))
         .values(armed_at=now, updated_at=now)
     )
 

@@ -21,11 +21,12 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.commitments.inference import Inferred, Unparsable, infer_commitment
-from memory.commitments.phrasing import INTENTION_TAGS, TRIGGER_SQL_PATTERN
-from memory.commitments.recurrence import first_occurrence
+from memory.commitment_parsing.inference import Inferred, Unparsable, infer_commitment
+from memory.commitment_parsing.phrasing import INTENTION_TAGS, TRIGGER_SQL_PATTERN
+from memory.commitment_parsing.recurrence_dates import first_occurrence
 from memory.lineage import DISTILLED
-from memory.rows import E, live, scoped
+from memory.rows import E, live
+from memory.scope import scoped, tenant_scoped
 from memory.sql_arrays import texts
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
 from schemas.commitments import InferCommitmentsRequest, InferenceResult, commitment_id
@@ -52,7 +53,7 @@ def checked_zone(name: str) -> ZoneInfo:
 
 async def tenant_time_zone(connection: AsyncConnection, tenant: str) -> str:
     settings = tables.tenant_settings
-    query = select(settings.c.time_zone).where(settings.c.tenant == tenant)
+    query = select(settings.c.time_zone).where(tenant_scoped(settings, tenant))
     return (await connection.execute(query)).scalar() or "UTC"
 
 
@@ -79,7 +80,7 @@ async def _candidates(
         L.c.artifact_id == E.c.id,
     )
     query = select(E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.updated_at).where(
-        scoped(ref), live(now), ~distillate
+        scoped(E, ref), live(now), ~distillate
     )
     if request.memory_ids is not None:
         query = query.where(E.c.id == any_(texts("ids", request.memory_ids)))
@@ -102,7 +103,7 @@ async def infer_commitments(
     zone_name = request.time_zone or await tenant_time_zone(connection, ref.tenant)
     zone = checked_zone(zone_name)
     watermark = (
-        await connection.execute(select(W.c.scanned_through).where(W.c.memory_ref == str(ref)))
+        await connection.execute(select(W.c.scanned_through).where(scoped(W, ref)))
     ).scalar()
     rows = await _candidates(connection, ref, request, watermark, now)
     unparsable: list[str] = []

@@ -10,7 +10,6 @@ and its event). Reads with a malformed memoryRef or commitment id find nothing (
 from __future__ import annotations
 
 import builtins
-import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -33,9 +32,7 @@ from schemas.commitments import (
     PredicateOutcome,
 )
 from schemas.errors import InvalidInput
-from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
-
-TENANT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?")
+from schemas.memory_ref import MemoryRef, parse_memory_ref, parse_segment, try_parse_memory_ref
 
 _COMMITMENT_ID: TypeAdapter[str] = TypeAdapter(CommitmentId)
 MAX_LIST = 10_000
@@ -87,7 +84,11 @@ class CommitmentStore:
             )
 
     async def list(
-        self, memory_ref: str, *, state: CommitmentState | None = None, limit: int = 1000
+        self,
+        memory_ref: MemoryRef | str,
+        *,
+        state: CommitmentState | None = None,
+        limit: int = 1000,
     ) -> builtins.list[CommitmentRecord]:
         ref = try_parse_memory_ref(memory_ref)
         if ref is None:
@@ -97,14 +98,18 @@ class CommitmentStore:
         async with self.engine.connect() as connection:
             return await records.list_commitments(connection, ref, state=state, limit=limit)
 
-    async def show(self, memory_ref: str, commitment_id: str) -> CommitmentDetail | None:
+    async def show(
+        self, memory_ref: MemoryRef | str, commitment_id: str
+    ) -> CommitmentDetail | None:
         ref = try_parse_memory_ref(memory_ref)
         if ref is None or not _valid_id(commitment_id):
             return None
         async with self.engine.connect() as connection:
             return await records.commitment_detail(connection, ref, commitment_id)
 
-    async def cancel(self, memory_ref: str, commitment_id: str) -> CommitmentRecord | None:
+    async def cancel(
+        self, memory_ref: MemoryRef | str, commitment_id: str
+    ) -> CommitmentRecord | None:
         ref = parse_memory_ref(memory_ref)
         if not _valid_id(commitment_id):
             return None
@@ -113,18 +118,13 @@ class CommitmentStore:
 
     async def set_time_zone(self, tenant: str, time_zone: str) -> str:
         """The zone "tomorrow at 9" means for this tenant (default UTC)."""
-        _check_tenant(tenant)
+        parse_segment(tenant, "tenant")
         async with self.engine.begin() as connection:
             return await records.set_time_zone(connection, tenant, time_zone, self.now())
 
     async def time_zone(self, tenant: str) -> str:
         # Checked like set_time_zone: an unchecked value reached the driver, whose error
         # (a lone surrogate, NUL) quoted it.
-        _check_tenant(tenant)
+        parse_segment(tenant, "tenant")
         async with self.engine.connect() as connection:
             return await scan.tenant_time_zone(connection, tenant)
-
-
-def _check_tenant(tenant: object) -> None:
-    if not isinstance(tenant, str) or not TENANT.fullmatch(tenant):
-        raise InvalidInput("tenant", "a memoryRef tenant segment (letters, digits, . _ -)")

@@ -38,12 +38,13 @@ from datetime import UTC, datetime
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from memory.commitments.conditions import find_clause, predicate_for_clause
-from memory.commitments.phrasing import split_intention
-from memory.commitments.recurrence import has_recurrence_signal, parse_recurrence, rrule_parts
-from memory.commitments.time_grammar import scan
-from memory.commitments.time_resolution import parse_time_phrase, resolve, starts_with_time
-from memory.commitments.time_words import normalize_text
+from memory.commitment_parsing.conditions import find_clause, predicate_for_clause
+from memory.commitment_parsing.phrasing import split_intention
+from memory.commitment_parsing.recurrence_dates import rrule_parts
+from memory.commitment_parsing.recurrence_phrases import has_recurrence_signal, parse_recurrence
+from memory.commitment_parsing.time_grammar import scan
+from memory.commitment_parsing.time_resolution import parse_time_phrase, resolve, starts_with_time
+from memory.commitment_parsing.time_words import normalize_text
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
 
 

@@ -34,8 +34,9 @@ from zoneinfo import ZoneInfo
 
 from dateutil.relativedelta import relativedelta
 
-from memory.commitments.time_grammar import Scan, Weekday, scan
-from memory.commitments.time_words import (
+from memory.commitment_parsing.time_grammar import scan
+from memory.commitment_parsing.time_pieces import Scan, Weekday
+from memory.commitment_parsing.time_words import (
     DEFAULT_TIME,
     PARTS_OF_DAY,
     ParsedTime,
