@@ -1,5 +1,6 @@
 """memoryctl capabilities: the openwop discovery document, computed from the live state
-by the code the HTTP API serves it with (api/probe.py, api/discovery.py).
+by the code the HTTP API serves it with (api/probe.py, api/discovery.py). One top-level
+command, no group.
 
     memoryctl capabilities [--json]
 """
@@ -10,7 +11,14 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from memoryctl.cli import JsonOption, _engine, _print_json, _run, console, temporal_client_made
+from memoryctl.cli import (
+    JsonOption,
+    console,
+    open_store,
+    print_json,
+    run_action,
+    temporal_client_made,
+)
 
 if TYPE_CHECKING:
     from schemas.discovery import ComponentStatus, DiscoveryDocument
@@ -26,9 +34,9 @@ def capabilities(as_json: JsonOption = False) -> None:
     unavailable; Temporal or the worker down gives compaction, distillation and
     commitments unavailable). Exit 2 only for a malformed DATABASE_URL."""
 
-    document = _run(_discover)
+    document = run_action(_discover)
     if as_json:
-        _print_json(document.to_wire())
+        print_json(document.to_wire())
         return
     host = document.host
     console.print(f"{host.name} {host.version}, task queue {host.task_queue}", markup=False)
@@ -58,18 +66,15 @@ async def _discover() -> DiscoveryDocument:
     from runtime.settings import Settings
 
     settings = Settings()
-    engine = _engine()
-    temporal_client_made()
-    try:
+    async with open_store() as store:
+        temporal_client_made()
         probe = HostProbe(
-            engine,
+            store,  # the database probe is the store's ping
             lambda: connect(settings, lazy=True),
             namespace=settings.temporal_namespace,
             task_queue=settings.task_queue,
         )
         state = await probe.state()
-    finally:
-        await engine.dispose()
     return discovery_document(
         state,
         task_queue=settings.task_queue,

@@ -1,8 +1,11 @@
 """What every memoryctl command shares: exit statuses, the one-line failure path
-(``_run``), the bounded Temporal and database connections, and argument checks.
+(``run_action``), the bounded Temporal client and the store over DATABASE_URL
+(``with_store``, ``open_store``), the secrets vault, and argument checks
+(``checked_ref`` parses a memoryRef once, at the edge).
 
-Sub-command modules (memoryctl/main.py, memoryctl/consolidate.py) import from here,
-so none of them imports another."""
+Every command module (memoryctl/entries.py, memoryctl/consolidate.py, ...) takes its
+shared helpers from here and only from here; memoryctl/main.py puts the modules'
+commands and groups together."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
@@ -27,6 +31,8 @@ if TYPE_CHECKING:
     from temporalio.service import RPCError
 
     from memory.store import PostgresMemoryStore
+    from memory.vault import FileSecretVault
+    from schemas.memory_ref import MemoryRef
 
 
 T = TypeVar("T")
@@ -54,7 +60,8 @@ class Unreachable(Exception):
     exit_status = EXIT_FAILED
 
 
-def _error(message: str) -> None:
+def print_error(message: str) -> None:
+    """``error: <message>`` on stderr, red, on one line."""
     # markup=False: messages quote grammar like mem://<tenant>/<agent>[/<scope>].
     # soft_wrap=True: one message is one line, however narrow the terminal.
     errors.print(f"error: {message}", markup=False, style="red", soft_wrap=True)
@@ -62,11 +69,11 @@ def _error(message: str) -> None:
 
 def bad_input(message: str) -> typer.Exit:
     """One line on stderr naming the option, then exit 2: raise what this returns."""
-    _error(message)
+    print_error(message)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
-def _run(action: Callable[[], Awaitable[T]]) -> T:
+def run_action(action: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine; every expected failure becomes one line on stderr and an exit
     status (see the module docstring). Anything else is a bug and keeps its traceback."""
     try:
@@ -74,14 +81,14 @@ def _run(action: Callable[[], Awaitable[T]]) -> T:
     except ValidationError as error:
         for problem in error.errors():
             field = ".".join(str(part) for part in problem["loc"]) or "input"
-            _error(f"{field}: {problem['msg']}")
+            print_error(f"{field}: {problem['msg']}")
         raise typer.Exit(EXIT_BAD_INPUT) from None
     except Exception as error:
         failure = _failure(error)
         if failure is None:
             raise
         status, message = failure
-        _error(message)
+        print_error(message)
         raise typer.Exit(status) from None
 
 
@@ -101,7 +108,7 @@ def _failure(error: Exception) -> tuple[int, str] | None:
     if isinstance(error, RPCError):
         return EXIT_FAILED, _temporal_refusal(error)
     if isinstance(error, OSError | DBAPIError):
-        # Temporal connect errors arrive as Unreachable (see _temporal), so what is left
+        # Temporal connect errors arrive as Unreachable (see temporal_client), so what is left
         # here comes from asyncpg: refused, unknown host, timed out, or a server answer.
         return EXIT_FAILED, _database_failure(error)
     return None
@@ -146,7 +153,7 @@ def temporal_client_made() -> None:
     _temporal_connected = True
 
 
-async def _temporal() -> Client:
+async def temporal_client() -> Client:
     """The client every schedule command uses, failing as Unreachable within seconds."""
     from runtime.client import connect
 
@@ -198,7 +205,7 @@ def _database_target() -> str:
     return f"{host}{port}/{parsed.database or ''}"
 
 
-def _check_database_url() -> None:
+def check_database_url() -> None:
     from sqlalchemy.engine import make_url
 
     url = _database_url()
@@ -214,13 +221,14 @@ def _check_database_url() -> None:
         raise InvalidInput("DATABASE_URL", rule)
 
 
-def _engine() -> AsyncEngine:
-    """The engine every database command uses: DATABASE_URL checked, connects bounded."""
+def database_engine() -> AsyncEngine:
+    """The engine under every command's store (and ``db upgrade``'s migrations):
+    DATABASE_URL checked, connects bounded."""
     from sqlalchemy import event
 
     from memory.database import create_engine
 
-    _check_database_url()
+    check_database_url()
     engine = create_engine()
     event.listen(engine.sync_engine, "do_connect", _bounded_connect)
     return engine
@@ -261,14 +269,38 @@ def _server_message(error: DBAPIError) -> str:
     return lines[0] if lines else type(cause).__name__
 
 
-def _checked_ref(memory_ref: str) -> str:
+def checked_ref(memory_ref: str) -> MemoryRef:
+    """--memory-ref parsed once, at the edge: the typed ref every command passes down,
+    or one line naming the broken rule (never the input) and exit 2."""
     from schemas.memory_ref import parse_memory_ref
 
     try:
-        return str(parse_memory_ref(memory_ref))
+        return parse_memory_ref(memory_ref)
     except InvalidInput as error:
-        _error(str(error))
-        raise typer.Exit(2) from None
+        print_error(str(error))
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+
+
+def checked_entry_id(entry_id: str, option: str) -> str:
+    """An entry id by the entry id grammar, or one line naming ``option`` and exit 2."""
+    from pydantic import TypeAdapter
+
+    from schemas.memory_entry import EntryId
+
+    try:
+        return TypeAdapter(EntryId).validate_python(entry_id)
+    except ValidationError as error:
+        raise bad_input(f"{option}: {error.errors()[0]['msg']}") from None
+
+
+def secrets_vault() -> FileSecretVault:
+    """The tenants' registered secrets (AGENT_MEMORY_SECRETS_FILE): commands build a
+    run's SR-1 registry from it with memory.vault.registry_for_tenant, the one builder,
+    which reads the file when called (ValueError for a malformed file)."""
+    from memory.vault import vault_from_settings
+    from runtime.settings import Settings
+
+    return vault_from_settings(Settings().secrets_file)
 
 
 def short_instant(instant: datetime | None) -> str:
@@ -278,25 +310,34 @@ def short_instant(instant: datetime | None) -> str:
     return instant.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def _print_json(value: object) -> None:
+def print_json(value: object) -> None:
+    """``value`` as indented JSON on stdout."""
     # Plain stdout, not rich: a narrow terminal must not wrap a document a script parses.
     typer.echo(json.dumps(value, indent=2))
 
 
+@asynccontextmanager
+async def open_store() -> AsyncIterator[PostgresMemoryStore]:
+    """The store over DATABASE_URL (database_engine), its engine disposed on leaving:
+    for an action that does more than one store call."""
+    from memory.store import PostgresMemoryStore
+
+    engine = database_engine()
+    try:
+        yield PostgresMemoryStore(engine)
+    finally:
+        await engine.dispose()
+
+
 def with_store(use: Callable[[PostgresMemoryStore], Awaitable[T]]) -> T:
     """Run one store call against DATABASE_URL: connect, call, dispose; failures as one
-    line (see _run)."""
+    line (see run_action)."""
 
     async def action() -> T:
-        from memory.store import PostgresMemoryStore
+        async with open_store() as store:
+            return await use(store)
 
-        engine = _engine()
-        try:
-            return await use(PostgresMemoryStore(engine))
-        finally:
-            await engine.dispose()
-
-    return _run(action)
+    return run_action(action)
 
 
 class WorkflowRefused(Exception):
@@ -316,7 +357,7 @@ async def start_and_wait(
 
     from runtime.settings import Settings
 
-    client = await _temporal()
+    client = await temporal_client()
     try:
         handle = await client.start_workflow(
             run,

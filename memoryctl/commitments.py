@@ -6,8 +6,9 @@
     memoryctl commitments cancel --memory-ref REF --id cmt-... [--json]
     memoryctl commitments timezone --tenant acme [Europe/Berlin]
 
-list and cancel print ids, states, instants and counts; show also serves the intention
-as the entry stores it (SR-1 redacted when written). Events never carry that text.
+The commitments group: its typer app and every command in it. list and cancel print
+ids, states, instants and counts; show also serves the intention as the entry stores it
+(SR-1 redacted when written). Events never carry that text.
 """
 
 from __future__ import annotations
@@ -19,26 +20,27 @@ from rich.table import Table
 
 from memoryctl.cli import (
     EXIT_FAILED,
+    JsonOption,
     MemoryRefOption,
-    _checked_ref,
-    _print_json,
-    _run,
-    _temporal,
     bad_input,
+    checked_ref,
     console,
     errors,
+    open_store,
+    print_json,
+    run_action,
     start_and_wait,
+    temporal_client,
     with_store,
 )
-from schemas.memory_ref import parse_memory_ref
 
 if TYPE_CHECKING:
+    from memory.store import PostgresMemoryStore
     from schemas.commitments import CommitmentInferenceResult, CommitmentRecord
 
 commitments_app = typer.Typer(
     no_args_is_help=True, help="Inferred commitments: reminders and follow-ups kept once."
 )
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 IdOption = Annotated[str, typer.Option("--id", help="A commitment id (cmt-...).")]
 StateOption = Annotated[
     Literal["armed", "fired", "cancelled", "expired", "missed"] | None,
@@ -68,7 +70,7 @@ class _Failed(Exception):
 @commitments_app.command("infer")
 def infer(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     """Start a CommitmentInferenceWorkflow for the memoryRef and wait for its counts."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
 
     async def action() -> CommitmentInferenceResult:
         from runtime.settings import Settings
@@ -78,7 +80,7 @@ def infer(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
 
         result: CommitmentInferenceResult = await start_and_wait(
             CommitmentInferenceWorkflow.run,
-            CommitmentInferenceInput(memory_ref=parse_memory_ref(ref)),
+            CommitmentInferenceInput(memory_ref=ref),
             workflow_id=workflow_ids_for(Settings()).inference(ref),
             summary=f"infer commitments of {ref} (memoryctl)",
             busy=f"an inference over {ref} is already running",
@@ -86,9 +88,9 @@ def infer(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
         )
         return result
 
-    result = _run(action)
+    result = run_action(action)
     if as_json:
-        _print_json(result.to_wire())
+        print_json(result.to_wire())
         return
     found = result.inference
     console.print(
@@ -122,10 +124,10 @@ def list_(
     memory_ref: MemoryRefOption, state: StateOption = None, as_json: JsonOption = False
 ) -> None:
     """The memoryRef's commitments, oldest first."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
     rows = with_store(lambda store: store.commitments.list(ref, state=state))
     if as_json:
-        _print_json([row.to_wire() for row in rows])
+        print_json([row.to_wire() for row in rows])
     elif rows:
         console.print(_table(rows))
     else:
@@ -136,14 +138,14 @@ def list_(
 def show(memory_ref: MemoryRefOption, commitment_id: IdOption, as_json: JsonOption = False) -> None:
     """One commitment: its record, its occurrence ledger, the parsed condition and the
     intention as stored (redacted)."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
     commitment_id = _checked_id(commitment_id)
     detail = with_store(lambda store: store.commitments.show(ref, commitment_id))
     if detail is None:
         errors.print(f"error: no commitment {commitment_id} in {ref}", markup=False, style="red")
         raise typer.Exit(EXIT_FAILED)
     if as_json:
-        _print_json(detail.to_wire())
+        print_json(detail.to_wire())
         return
     console.print(_table([detail.commitment]))
     console.print(f"intention: {detail.intention or '(source entry forgotten)'}", markup=False)
@@ -163,24 +165,19 @@ def cancel(
 ) -> None:
     """Cancel an armed commitment: the store first (nothing fires after this), then its
     workflow (so no timer is left sleeping)."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
     commitment_id = _checked_id(commitment_id)
 
     async def action() -> CommitmentRecord:
         from temporalio.service import RPCError, RPCStatusCode
 
-        from memory.store import PostgresMemoryStore
-        from memoryctl.cli import _engine
         from schemas.commitments import commitment_workflow_id
 
-        engine = _engine()
-        try:
-            record = await PostgresMemoryStore(engine).commitments.cancel(ref, commitment_id)
-        finally:
-            await engine.dispose()
+        async with open_store() as store:
+            record = await store.commitments.cancel(ref, commitment_id)
         if record is None:
             raise _Failed(f"no commitment {commitment_id} in {ref}")
-        client = await _temporal()
+        client = await temporal_client()
         try:
             await client.get_workflow_handle(commitment_workflow_id(commitment_id)).cancel()
         except RPCError as error:
@@ -188,9 +185,9 @@ def cancel(
                 raise
         return record
 
-    record = _run(action)
+    record = run_action(action)
     if as_json:
-        _print_json(record.to_wire())
+        print_json(record.to_wire())
     else:
         console.print(f"{record.commitment_id}: {record.state}")
 
@@ -204,15 +201,8 @@ def timezone(
 ) -> None:
     """Show or set the zone a tenant's time expressions mean (default UTC)."""
 
-    async def action() -> str:
-        from memory.store import PostgresMemoryStore
-        from memoryctl.cli import _engine
+    async def use(store: PostgresMemoryStore) -> str:
+        book = store.commitments
+        return await (book.set_time_zone(tenant, zone) if zone else book.time_zone(tenant))
 
-        engine = _engine()
-        try:
-            book = PostgresMemoryStore(engine).commitments
-            return await (book.set_time_zone(tenant, zone) if zone else book.time_zone(tenant))
-        finally:
-            await engine.dispose()
-
-    console.print(_run(action))
+    console.print(with_store(use))

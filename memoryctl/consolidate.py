@@ -5,7 +5,8 @@
     memoryctl consolidate conflicts --memory-ref REF [--json]
     memoryctl consolidate undo --memory-ref REF --pass ID [--json]
 
-Output is ids, counts and kinds, never entry content (read that with the store's get).
+The consolidate group: its typer app and every command in it. Output is ids, counts and
+kinds, never entry content (read that with the store's get).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import typer
 from rich.table import Table
 
 from memoryctl.cli import (
+    JsonOption,
     MemoryRefOption,
-    _checked_ref,
-    _print_json,
-    _run,
+    checked_ref,
     console,
+    print_json,
+    run_action,
     start_and_wait,
     with_store,
 )
@@ -34,14 +36,13 @@ if TYPE_CHECKING:
 consolidate_app = typer.Typer(
     no_args_is_help=True, help="Consolidation: merge duplicates, supersede stale keys."
 )
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 PassOption = Annotated[str, typer.Option("--pass", help="A pass id (cp-...).")]
 
 
 @consolidate_app.command("run")
 def run(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     """Start a ConsolidationWorkflow for the memoryRef and wait for its counts."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
 
     async def action() -> ConsolidationResult:
         from runtime.settings import Settings
@@ -59,9 +60,9 @@ def run(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
         )
         return result
 
-    result = _run(action)
+    result = run_action(action)
     if as_json:
-        _print_json(result.to_wire())
+        print_json(result.to_wire())
         return
     table = Table(title=f"pass {result.pass_id}")
     table.add_column("")
@@ -85,11 +86,11 @@ def audit(
     as_json: JsonOption = False,
 ) -> None:
     """Rows passes marked (merged or superseded): invisible to list/get, kept for undo."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
 
     rows = with_store(lambda store: store.superseded(ref, pass_id=pass_id))
     if as_json:
-        _print_json([row.to_wire() for row in rows])
+        print_json([row.to_wire() for row in rows])
         return
     if not rows:
         console.print("nothing marked")
@@ -108,11 +109,11 @@ def audit(
 def conflicts(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     """Look-alikes left unmerged because a number, date, negation, name or identifier
     differs (one is probably stale: edit or forget it)."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
 
     rows = with_store(lambda store: store.conflicts(ref))
     if as_json:
-        _print_json([row.to_wire() for row in rows])
+        print_json([row.to_wire() for row in rows])
         return
     if not rows:
         console.print("no open conflicts")
@@ -128,11 +129,11 @@ def conflicts(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
 @consolidate_app.command("undo")
 def undo(memory_ref: MemoryRefOption, pass_id: PassOption, as_json: JsonOption = False) -> None:
     """Bring back every row a pass marked and take their corroboration off survivors."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
 
     report = with_store(lambda store: store.undo_consolidation(ref, pass_id))
     if as_json:
-        _print_json(report.to_wire())
+        print_json(report.to_wire())
         return
     console.print(
         f"pass {report.pass_id} undone: {report.restored} entries restored, "

@@ -104,8 +104,7 @@ async def check_and_show(api: DemoApi, memory_ref: str, console: Console) -> Non
     )
     key_path = shlex.quote(str(api.key_file))
     console.print(
-        "Try it (the key for tenant 'acme' is in the state dir; more in the README's "
-        "HTTP API section):",
+        "Try it (the key for tenant 'acme' is in the state dir; more in docs/http-api.md):",
         markup=False,
     )
     for line in (

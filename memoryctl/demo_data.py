@@ -11,8 +11,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory.redaction import MemorySecretRegistry
 from memory.store import PostgresMemoryStore
+from memory.vault import StaticSecretVault, registry_for_tenant
 from schemas.memory_entry import NewMemoryEntry, Priority, Tier
 
 
@@ -140,17 +140,17 @@ async def seed_demo_memory(
 ) -> dict[str, int]:
     """Add one day's worth of memory per tenant; returns entries written per ref."""
     rng = random.Random(run_number)
+    seed_vault = StaticSecretVault(vault)
     written: dict[str, int] = {}
     for tenant in TENANTS:
-        tenant_name = tenant.memory_ref.split("/")[2]
-        registry = MemorySecretRegistry(f"seed-{run_number}")
-        for secret_id, value in vault.get(tenant_name, {}).items():
-            registry.register(secret_id, value)
+        tenant_name = tenant.tenant
+        registry = registry_for_tenant(seed_vault, tenant_name, f"seed-{run_number}")
         entries = _notes(tenant, rng) + _facts(tenant, run_number)
         stored = await store.put_many(tenant.memory_ref, entries, secrets=registry)
         # A legacy note written before its secret was registered: stored as plaintext,
         # so only the dream's SR-1 carry-forward keeps it out of the archive.
-        for secret_id, value in vault.get(tenant_name, {}).items():
+        tenant_secrets = seed_vault.secrets_for(tenant_name)
+        for secret_id, value in tenant_secrets.items():
             legacy = _LEGACY_SECRET_NOTE.format(c=rng.choice(_COMPANIES), secret=value)
             await store.put(
                 tenant.memory_ref,
@@ -158,5 +158,5 @@ async def seed_demo_memory(
                     content=legacy, tags=("credentials",), metadata={"secretId": secret_id}
                 ),
             )
-        written[tenant.memory_ref] = len(stored) + len(vault.get(tenant_name, {}))
+        written[tenant.memory_ref] = len(stored) + len(tenant_secrets)
     return written

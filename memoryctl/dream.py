@@ -7,7 +7,8 @@ The workflow id is ``dream/<memoryRef>``, beside the children's ``distill/<memor
 ``consolidate/<memoryRef>`` and ``infer-commitments/<memoryRef>``. A dream a schedule
 started (ids ``dream:<tenant>:<agent>...``) distils under the same child id, so the two
 never distil one memoryRef at once: the later one reports ``skipped-overlap``.
-Output is statuses, counts and checksums, never entry content.
+The dream group: its typer app and its one command. Output is statuses, counts and
+checksums, never entry content.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from rich.table import Table
 from memoryctl.cli import (
     JsonOption,
     MemoryRefOption,
-    _checked_ref,
-    _print_json,
-    _run,
+    checked_ref,
     console,
     errors,
+    print_json,
+    run_action,
     start_and_wait,
 )
 
@@ -47,7 +48,7 @@ def run(
 ) -> None:
     """Start a DreamWorkflow for the memoryRef and wait for it (a spinner shows while it
     runs); print its summary. Ctrl-C stops waiting, not the dream."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
 
     async def action() -> DreamResult:
         from runtime.settings import Settings
@@ -67,9 +68,9 @@ def run(
 
     # On stderr and transient: stdout carries only the summary (or the JSON).
     with errors.status(f"waiting for the dream over {ref}", spinner="dots"):
-        result = _run(action)
+        result = run_action(action)
     if as_json:
-        _print_json(result.to_wire())
+        print_json(result.to_wire())
         return
     console.print(_summary(result))
 

@@ -6,8 +6,10 @@
     memoryctl memory list --memory-ref REF [--tag T] [--limit N] [--json]
     memoryctl memory forget ...                            the same command as memoryctl forget
 
-Writes are SR-1 redacted with the tenant's registered secrets, as every other write is.
-Only ``get`` prints content; ``put`` and ``list`` print ids, tags and instants.
+The memory group: its typer app, put, get and list, and (listed last) the ``forget``
+command of memoryctl/forget.py. Writes are SR-1 redacted with the tenant's registered
+secrets, as every other write is. Only ``get`` prints content; ``put`` and ``list``
+print ids, tags and instants.
 """
 
 from __future__ import annotations
@@ -24,14 +26,17 @@ from memoryctl.cli import (
     EXIT_FAILED,
     JsonOption,
     MemoryRefOption,
-    _checked_ref,
-    _error,
-    _print_json,
     bad_input,
+    checked_entry_id,
+    checked_ref,
     console,
+    print_error,
+    print_json,
+    secrets_vault,
     short_instant,
     with_store,
 )
+from memoryctl.forget import forget
 from schemas.base import format_instant
 from schemas.memory_entry import MAX_LIST_LIMIT, Tier
 
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
     from memory.redaction import MemorySecretRegistry
     from memory.store import PostgresMemoryStore
     from schemas.memory_entry import HostMemoryEntry, MemoryEntry, NewMemoryEntry
+    from schemas.memory_ref import MemoryRef
 
 memory_app = typer.Typer(
     no_args_is_help=True, help="Entries of a memoryRef: put, get, list, forget."
@@ -90,16 +96,14 @@ def _new_entry(
         raise bad_input(f"{_PUT_OPTIONS.get(field, field)}: {problem['msg']}") from None
 
 
-def _tenant_secrets(ref: str, run_id: str) -> MemorySecretRegistry:
+def _tenant_secrets(ref: MemoryRef, run_id: str) -> MemorySecretRegistry:
     """SR-1: the tenant's registered secrets, read when the write runs."""
-    from memory.vault import registry_for_tenant, vault_from_settings
-    from runtime.settings import Settings
+    from memory.vault import registry_for_tenant
     from schemas.errors import InvalidInput
-    from schemas.memory_ref import parse_memory_ref
 
-    vault = vault_from_settings(Settings().secrets_file)
+    vault = secrets_vault()
     try:
-        return registry_for_tenant(vault, parse_memory_ref(ref).tenant, run_id)
+        return registry_for_tenant(vault, ref.tenant, run_id)
     except InvalidInput:
         raise
     except ValueError as error:  # a malformed file; the message never quotes its contents
@@ -135,7 +139,7 @@ def put(
 ) -> None:
     """Write one entry (SR-1 redacted with the tenant's secrets). Prints its id, never
     its content."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
     entry = _new_entry(_content(content), tags or [], tier, namespace, key)
 
     async def write(store: PostgresMemoryStore) -> HostMemoryEntry:
@@ -151,7 +155,7 @@ def put(
 
     stored = with_store(write)
     if as_json:
-        _print_json({"memoryRef": ref, **_without_content(stored)})
+        print_json({"memoryRef": str(ref), **_without_content(stored)})
         return
     keyed = f", {stored.namespace}/{stored.key}" if stored.key else ""
     console.print(
@@ -159,17 +163,6 @@ def put(
         markup=False,
         soft_wrap=True,
     )
-
-
-def _checked_id(entry_id: str) -> str:
-    from pydantic import TypeAdapter
-
-    from schemas.memory_entry import EntryId
-
-    try:
-        return TypeAdapter(EntryId).validate_python(entry_id)
-    except ValidationError as error:
-        raise bad_input(f"ID: {error.errors()[0]['msg']}") from None
 
 
 @memory_app.command("get")
@@ -180,15 +173,15 @@ def get(
 ) -> None:
     """Print one entry, content included (this is the read path). Exit 1 when the
     memoryRef has no live entry with this id. Not counted as a use for LRU eviction."""
-    ref = _checked_ref(memory_ref)
-    entry_id = _checked_id(entry_id)
+    ref = checked_ref(memory_ref)
+    entry_id = checked_entry_id(entry_id, "ID")
 
     found = with_store(lambda store: store.get_entry(ref, entry_id, touch=False))
     if found is None:
-        _error(f"not_found: no entry {entry_id} in {ref}")
+        print_error(f"not_found: no entry {entry_id} in {ref}")
         raise typer.Exit(EXIT_FAILED)
     if as_json:
-        _print_json(found.to_wire())
+        print_json(found.to_wire())
         return
     rows = [
         ("id", found.id),
@@ -216,7 +209,7 @@ def list_(
     """Live entries, newest first: ids, tags and instants (never content)."""
     from schemas.memory_entry import MemoryListOptions
 
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
     try:
         options = MemoryListOptions(tag=tag, limit=limit)
     except ValidationError as error:
@@ -224,12 +217,12 @@ def list_(
 
     entries = with_store(lambda store: store.list(ref, options))
     if as_json:
-        _print_json([_without_content(entry) for entry in entries])
+        print_json([_without_content(entry) for entry in entries])
         return
     if not entries:
         console.print("no entries")
         return
-    table = Table(caption=ref)
+    table = Table(caption=str(ref))
     table.add_column("id", no_wrap=True)  # whole, so it can be copied
     table.add_column("tags", overflow="fold")
     table.add_column("created", no_wrap=True)
@@ -242,3 +235,7 @@ def list_(
             short_instant(entry.expires_at) if entry.expires_at else "",
         )
     console.print(table)
+
+
+# The same command as `memoryctl forget`, beside put, get and list.
+memory_app.command("forget")(forget)

@@ -3,6 +3,7 @@
     memoryctl events --memory-ref REF [--after-seq N] [--limit N]   one JSON object a line
     memoryctl events tail --memory-ref REF [--type T ...] [--after SEQ] [--follow] [--json]
 
+The events group: its typer app (whose callback is ``events`` alone) and ``tail``.
 ``events`` alone prints a page of the log as it always has; ``tail`` prints every event
 after a sequence number and, with --follow, keeps polling until Ctrl-C (exit 0).
 """
@@ -20,10 +21,10 @@ from memoryctl.cli import (
     MEMORY_REF_HELP,
     JsonOption,
     MemoryRefOption,
-    _checked_ref,
-    _engine,
-    _run,
+    checked_ref,
     console,
+    open_store,
+    run_action,
     with_store,
 )
 from schemas.events import EventType
@@ -57,7 +58,7 @@ def events(
         # Public API only: typer vendors click from 0.2x on, so its exception classes
         # live in different modules across the versions pyproject allows.
         raise typer.BadParameter("is required", ctx=ctx, param_hint="'--memory-ref'")
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
 
     rows = with_store(lambda store: store.events(ref, after_seq=after_seq, limit=limit))
     for row in rows:
@@ -99,16 +100,12 @@ def tail(
     """Print the events after --after: seq, occurredAt, type and the content-free
     payload, one a line (--json: one JSON object a line). With --follow, print new
     events as they are written until Ctrl-C, which ends the command with exit 0."""
-    ref = _checked_ref(memory_ref)
+    ref = checked_ref(memory_ref)
     wanted = [str(t) for t in types] if types else None
 
     async def action() -> None:
-        from memory.store import PostgresMemoryStore
-
-        engine = _engine()
-        store = PostgresMemoryStore(engine)
         last = after
-        try:
+        async with open_store() as store:
             while True:
                 rows = await store.events(ref, after_seq=last, limit=_PAGE, types=wanted)
                 _emit(rows, as_json)
@@ -119,10 +116,8 @@ def tail(
                 if not follow:
                     return
                 await asyncio.sleep(POLL_INTERVAL_S)
-        finally:
-            await engine.dispose()
 
     try:
-        _run(action)
+        run_action(action)
     except KeyboardInterrupt:
         raise typer.Exit(0) from None

@@ -4,8 +4,8 @@
     memoryctl keys list [--tenant T] [--json]              ids, tenants, names, dates
     memoryctl keys revoke KEY_ID                           exit 1: unknown or already revoked
 
-The whole key is shown by ``create`` and never again: ``list`` shows key ids, never a
-secret or its hash.
+The keys group: its typer app and every command in it. The whole key is shown by
+``create`` and never again: ``list`` shows key ids, never a secret or its hash.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from rich.text import Text
 from memoryctl.cli import (
     EXIT_FAILED,
     JsonOption,
-    _print_json,
     bad_input,
     console,
+    print_json,
     short_instant,
     with_store,
 )
@@ -62,7 +62,7 @@ def create(
 
     created: CreatedKey = _with_keys(lambda keys: keys.create(tenant, name))
     if as_json:
-        _print_json({**created.record.to_wire(), "key": created.key})
+        print_json({**created.record.to_wire(), "key": created.key})
         return
     record = created.record
     console.print(f"created key id {record.key_id} for tenant {record.tenant}", markup=False)
@@ -80,7 +80,7 @@ def list_(
 
     records = _with_keys(lambda keys: keys.list(tenant))
     if as_json:
-        _print_json([record.to_wire() for record in records])
+        print_json([record.to_wire() for record in records])
         return
     if not records:
         console.print("no keys")

@@ -5,7 +5,8 @@
     memoryctl payload-keys shred --tenant T [--key ID]  delete keys: their payloads are gone
     memoryctl payload-keys list [--json]                key ids and which are active
 
-The file is --file, else AGENT_MEMORY_PAYLOAD_KEYS_FILE. It is written atomically with
+The payload-keys group: its typer app and every command in it (no database, no
+Temporal). The file is --file, else AGENT_MEMORY_PAYLOAD_KEYS_FILE. It is written atomically with
 mode 0600; keys are never printed. Workers, the API and memoryctl read it at start:
 restart them after a change.
 """
@@ -23,7 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
-from memoryctl.cli import EXIT_FAILED, JsonOption, _print_json, bad_input, console
+from memoryctl.cli import EXIT_FAILED, JsonOption, bad_input, console, print_json
 from runtime.payload_keys import KEY_BYTES, PayloadKeysError, parse_keys
 
 payload_keys_app = typer.Typer(
@@ -188,7 +189,7 @@ def list_(file: FileOption, as_json: JsonOption = False) -> None:
         {"owner": owner, "active": ks["active"], "keys": sorted(ks["keys"])} for owner, ks in rows
     ]
     if as_json:
-        _print_json(listed)
+        print_json(listed)
         return
     for row in listed:
         console.print(f"{row['owner']}: active {row['active']}; keys {row['keys']}", markup=False)

@@ -23,7 +23,7 @@ from memoryctl.usage import without_typed_values
 from runtime.settings import Settings
 from runtime.workflow_ids import workflow_ids_for
 from schemas.errors import InvalidInput
-from schemas.memory_ref import parse_memory_ref
+from schemas.memory_ref import MemoryRef, parse_memory_ref
 from schemas.workflow_io import DreamInput
 from workflows.dream import DreamWorkflow
 from workflows.policies import DREAM_EXECUTION_TIMEOUT
@@ -56,7 +56,7 @@ class ScheduleExists(ScheduleError):
         self.schedule_id = schedule_id
 
 
-def schedule_id_for(memory_ref: str) -> str:
+def schedule_id_for(memory_ref: MemoryRef | str) -> str:
     """dream:<tenant>:<agent>[:<scope>], one id per memoryRef and never another's.
 
     ':' cannot occur inside a memoryRef segment (schemas/memory_ref.py), so splitting the
@@ -124,7 +124,7 @@ class ScheduleRow:
 
 async def create_dream_schedule(
     client: Client,
-    memory_ref: str,
+    memory_ref: MemoryRef | str,
     *,
     task_queue: str,
     token_budget: int | None = None,

@@ -3,7 +3,8 @@ as a process, until Ctrl-C.
 
     memoryctl serve [--host H] [--port P]
 
-Defaults: AGENT_MEMORY_API_HOST (127.0.0.1) and AGENT_MEMORY_API_PORT (8000).
+One top-level command, no group. Defaults: AGENT_MEMORY_API_HOST (127.0.0.1) and
+AGENT_MEMORY_API_PORT (8000).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import typer
 
 from memoryctl.cli import (
     EXIT_FAILED,
-    _check_database_url,
-    _run,
+    check_database_url,
     console,
     errors,
+    run_action,
     temporal_client_made,
 )
 from schemas.errors import InvalidInput
@@ -59,7 +60,7 @@ def serve(
         from runtime.settings import Settings
 
         settings = Settings(**{name: v for name, v in overrides.items() if v is not None})
-        _check_database_url()
+        check_database_url()
         _check_can_listen(settings.api_host, settings.api_port)
         console.print(
             f"serving the HTTP API on {_url(settings.api_host, settings.api_port)} "
@@ -77,7 +78,7 @@ def serve(
     # asyncio's own SIGINT handler, which would cancel that cleanup.
     previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        _run(action)
+        run_action(action)
     except KeyboardInterrupt:
         errors.print("stopped", soft_wrap=True)
         raise typer.Exit(0) from None

@@ -1,5 +1,5 @@
-"""memoryctl in-process, exactly as the console script runs it (memoryctl.main._main:
-click's usage errors as one line, every other failure through cli._run), with typer's
+"""memoryctl in-process, exactly as the console script runs it (memoryctl.main.run_app:
+click's usage errors as one line, every other failure through cli.run_action), with typer's
 test isolation for stdin, stdout, stderr and the environment. Used by the CLI fuzzing and
 the CLI cross-tenant sweep, which run thousands of commands: no interpreter start-up per
 command, and typer's app turned into its click command once rather than per command
@@ -22,7 +22,7 @@ _one_at_a_time = threading.Lock()  # the isolation swaps sys.stdout and os.envir
 
 class _Built:
     """Stands in for ``memoryctl.main.app`` while a command runs: the same click command
-    (built once), called the way _main calls the app."""
+    (built once), called the way run_app calls the app."""
 
     def __init__(self) -> None:
         self.command = typer.main.get_command(memoryctl_main.app)
@@ -52,7 +52,7 @@ def memoryctl(args: list[str], env: dict[str, str], stdin: bytes | None = None) 
         crash: BaseException | None = None
         status = 0
         try:
-            memoryctl_main._main()
+            memoryctl_main.run_app()
         except SystemExit as done:
             status = done.code if isinstance(done.code, int) else 0 if done.code is None else 1
         except BaseException as error:  # what a user would see as a traceback

@@ -1,0 +1,28 @@
+"""memoryctl db: the memory store's database.
+
+memoryctl db upgrade                                   apply migrations to DATABASE_URL
+"""
+
+from __future__ import annotations
+
+import typer
+
+from memoryctl.cli import console, database_engine, run_action
+
+db_app = typer.Typer(no_args_is_help=True, help="The memory store's database.")
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply the Alembic migrations to DATABASE_URL (or the embedded server)."""
+    from memory.database import migrate
+
+    async def action() -> None:
+        engine = database_engine()
+        try:
+            await migrate(engine)
+        finally:
+            await engine.dispose()
+
+    run_action(action)
+    console.print("database schema is at head")

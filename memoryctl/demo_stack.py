@@ -1,0 +1,299 @@
+"""The quick start's main job (``memoryctl demo``, memoryctl/demo.py): the whole stack on
+the embedded default, one dream end to end, the results on screen, and the Temporal UI
+link of the run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from temporalio.client import Client, ScheduleActionExecutionStartWorkflow
+
+from memory.database import create_engine, migrate
+from memory.embedded import asyncpg_url_for, default_data_dir, start_embedded_postgres
+from memory.memory_index import INDEX_PATH
+from memory.store import PostgresMemoryStore
+from memory.vault import FileSecretVault
+from memoryctl.demo_api import check_and_show, serving_api
+from memoryctl.demo_data import TENANTS, load_or_create_secrets, seed_demo_memory
+from memoryctl.dev_server import temporal_dev_server
+from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
+from runtime.binaries import temporal_cli
+from runtime.client import connect
+from runtime.settings import DEFAULT_TASK_QUEUE, Settings
+from runtime.workflow_ids import workflow_ids_for
+from schemas.memory_ref import parse_memory_ref
+from schemas.workflow_io import DreamResult
+from worker import build_worker
+from workflows.distillation import DistillationWorkflow
+
+# Piped output (CI, logs) gets a wide fixed width so tables and links are not cut.
+console = Console(width=None if sys.stdout.isatty() else 140)
+DEMO_BUDGET = 8000
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    exit_after_run: bool = False
+    temporal_port: int = 7233
+    ui_port: int = 8233
+    api_port: int = 8000
+
+
+def _cli(address: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TEMPORAL_ADDRESS": address}
+    return subprocess.run(
+        [temporal_cli(), *args], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def ensure_schedule_with_cli(address: str, memory_ref: str) -> str:
+    """Create the dream schedule with the Temporal CLI, as a user would (README)."""
+    schedule_id = schedule_id_for(memory_ref)
+    if _cli(address, "schedule", "describe", "--schedule-id", schedule_id).returncode == 0:
+        return schedule_id
+    payload = json.dumps({"memoryRef": memory_ref, "tokenBudget": DEMO_BUDGET})
+    created = _cli(
+        address,
+        "schedule", "create",
+        "--schedule-id", schedule_id,
+        "--cron", DEFAULT_CRON,
+        "--overlap-policy", "Skip",
+        "--workflow-id", schedule_id,
+        "--task-queue", DEFAULT_TASK_QUEUE,
+        "--type", "DreamWorkflow",
+        "--input", payload,
+    )  # fmt: skip
+    if created.returncode != 0:
+        raise RuntimeError(f"temporal schedule create failed: {created.stderr.strip()}")
+    return schedule_id
+
+
+async def trigger_and_find_run(client: Client, address: str, schedule_id: str) -> tuple[str, str]:
+    """Trigger with the CLI and return (workflow id, run id) of the run it started."""
+    handle = client.get_schedule_handle(schedule_id)
+    before = len((await handle.describe()).info.recent_actions)
+    triggered = await asyncio.to_thread(
+        _cli, address, "schedule", "trigger", "--schedule-id", schedule_id
+    )
+    if triggered.returncode != 0:
+        raise RuntimeError(f"temporal schedule trigger failed: {triggered.stderr.strip()}")
+    for _ in range(150):
+        actions = (await handle.describe()).info.recent_actions
+        if len(actions) > before or (before == len(actions) == 10):
+            action = actions[-1].action
+            if isinstance(action, ScheduleActionExecutionStartWorkflow):
+                return action.workflow_id, action.first_execution_run_id
+        await asyncio.sleep(0.2)
+    raise RuntimeError("the schedule did not start a dream within 30 s")
+
+
+async def wait_with_progress(
+    client: Client, runs: dict[str, tuple[str, str]]
+) -> dict[str, DreamResult]:
+    results: dict[str, DreamResult] = {}
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
+    ) as progress:
+        tasks = {ref: progress.add_task(f"{ref}: starting", total=1) for ref in runs}
+        pending = {
+            ref: asyncio.ensure_future(
+                client.get_workflow_handle(wid, run_id=rid, result_type=DreamResult).result()
+            )
+            for ref, (wid, rid) in runs.items()
+        }
+        while pending:
+            for ref, future in list(pending.items()):
+                if future.done():
+                    results[ref] = future.result()
+                    progress.update(tasks[ref], description=f"{ref}: dream complete", completed=1)
+                    del pending[ref]
+                    continue
+                with contextlib.suppress(Exception):
+                    child = workflow_ids_for(Settings()).distillation(ref)
+                    status = await client.get_workflow_handle(child).query(
+                        DistillationWorkflow.progress
+                    )
+                    progress.update(tasks[ref], description=f"{ref}: {status}")
+            await asyncio.sleep(0.25)
+    return results
+
+
+async def show_results(
+    store: PostgresMemoryStore,
+    results: dict[str, DreamResult],
+    runs: dict[str, tuple[str, str]],
+    ui_url: str | None,
+    vault: dict[str, dict[str, str]],
+) -> None:
+    table = Table(title="Dreams")
+    table.add_column("memoryRef", no_wrap=True)
+    for column in (
+        "status",
+        "sources",
+        "deferred",
+        "tokens used/budget",
+        "archive",
+        "long-term in -> out",
+    ):
+        table.add_column(column, no_wrap=True)
+    for ref, result in results.items():
+        d = result.distillation
+        c = result.consolidation
+        table.add_row(
+            ref,
+            d.status if d else result.status,
+            str(d.source_count if d else 0),
+            str(d.deferred_count if d else 0),
+            f"{d.tokens_used if d else 0} / {d.token_budget if d else '-'}",
+            (d.archive_checksum or "-")[:16] if d else "-",
+            f"{c.input_count} -> {c.output_count}" if c else "-",
+        )
+    console.print(table)
+    for ref, result in results.items():
+        console.rule(ref)
+        compacted = await store.events(ref, types=["memory.compacted"], limit=100_000)
+        if compacted:
+            console.print("[bold]memory.compacted[/bold]")
+            console.print_json(json.dumps(compacted[-1].payload))
+        consolidation = result.consolidation
+        if consolidation is not None:
+            console.print(
+                f"consolidation pass {consolidation.pass_id}: "
+                f"{consolidation.input_count} -> {consolidation.output_count} long-term entries, "
+                f"{consolidation.merged_count} merged, {consolidation.superseded_count} "
+                f"superseded, {consolidation.conflict_count} new conflicts "
+                "(memoryctl consolidate audit | conflicts | undo)",
+                soft_wrap=True,
+            )
+        commitments = result.commitments
+        if commitments is not None:
+            inferred = commitments.inference
+            console.print(
+                f"commitments: {inferred.created} new ({inferred.time_commitments} time, "
+                f"{inferred.predicate_commitments} predicate), {inferred.unparsable_count} "
+                f"unparsable, {commitments.armed.started} workflows armed "
+                f"(memoryctl commitments list --memory-ref {ref})",
+                soft_wrap=True,
+                markup=False,
+            )
+        distillation = result.distillation
+        if distillation and distillation.archive_checksum:
+            console.print(
+                f"archive checksum: [bold]{distillation.archive_checksum}[/bold]", soft_wrap=True
+            )
+        parsed = parse_memory_ref(ref)
+        found = await store.index_file(parsed)
+        if found:
+            version, body = found
+            index = json.loads(body)
+            top = ", ".join(f"{t['tag']} ({t['count']})" for t in index["tags"][:5])
+            console.print(
+                f"{INDEX_PATH} v{version}: {index['sizeTokens']} tokens "
+                f"(cap {index['maxSizeTokens']}), {index['archiveCount']} archives, "
+                f"entries {index['entryCounts']}, top tags: {top}",
+                soft_wrap=True,
+            )
+        if distillation and distillation.output_id:
+            output = await store.get(ref, distillation.output_id)
+            secrets_left = [
+                secret_id
+                for secret_id, value in vault.get(parsed.tenant, {}).items()
+                if output is not None and value in output.content
+            ]
+            console.print(
+                "SR-1: registered secrets in the distilled entry: "
+                + ("[red]" + ", ".join(secrets_left) + "[/red]" if secrets_left else "none")
+            )
+        if ui_url:
+            workflow_id, run_id = runs[ref]
+            # soft_wrap keeps the link on one line so terminals can open it.
+            # Encoded as the UI's own links are: schedule ids contain ':'.
+            link = (
+                f"{ui_url}/namespaces/default/workflows/"
+                f"{urllib.parse.quote(workflow_id, safe='')}/{run_id}/history"
+            )
+            console.print(f"Temporal UI: {link}", soft_wrap=True)
+
+
+async def run_demo(options: DemoOptions) -> int:
+    state_dir = default_data_dir().parent
+    secrets_path = state_dir / "secrets.json"
+    vault = load_or_create_secrets(secrets_path)
+    console.print(f"[bold]agent-memory quick start[/bold] (state in {state_dir})")
+    server = start_embedded_postgres()
+    engine = create_engine(asyncpg_url_for(server))
+    try:
+        await migrate(engine)
+        store = PostgresMemoryStore(engine)
+        async with temporal_dev_server(
+            state_dir / "temporal", port=options.temporal_port, ui_port=options.ui_port
+        ) as dev:
+            console.print(
+                f"PostgreSQL 18 (embedded) and Temporal dev server at {dev.address} are up"
+            )
+            settings = Settings(
+                TEMPORAL_ADDRESS=dev.address,
+                AGENT_MEMORY_SECRETS_FILE=str(secrets_path),
+                AGENT_MEMORY_API_PORT=options.api_port,
+            )
+            client = await connect(settings)
+            file_vault = FileSecretVault(secrets_path)
+            worker = build_worker(client, settings, store, file_vault)
+            api = serving_api(settings, store, client, file_vault, state_dir, TENANTS[0].tenant)
+            async with worker, api as http_api:
+                runs_so_far = await _demo_run_number(state_dir)
+                written = await seed_demo_memory(store, vault, runs_so_far)
+                console.print(
+                    "Seeded " + ", ".join(f"{n} entries into {ref}" for ref, n in written.items())
+                )
+                runs: dict[str, tuple[str, str]] = {}
+                for tenant in TENANTS:
+                    schedule_id = ensure_schedule_with_cli(dev.address, tenant.memory_ref)
+                    runs[tenant.memory_ref] = await trigger_and_find_run(
+                        client, dev.address, schedule_id
+                    )
+                console.print(
+                    "Created dream schedules with `temporal schedule create` (cron "
+                    f"'{DEFAULT_CRON}') and triggered them with `temporal schedule trigger`"
+                )
+                results = await wait_with_progress(client, runs)
+                await show_results(store, results, runs, dev.ui_url, vault)
+                await check_and_show(http_api, TENANTS[0].memory_ref, console)
+                if not options.exit_after_run:
+                    console.print(
+                        f"\nThe stack is up (UI {dev.ui_url}, API {http_api.url}); the worker "
+                        f"is polling '{DEFAULT_TASK_QUEUE}'. Press Ctrl-C to stop."
+                    )
+                    await _wait_for_interrupt()
+        console.print("Stopped the API, the worker and the Temporal dev server.")
+        return 0
+    finally:
+        await engine.dispose()
+        server.cleanup()
+
+
+async def _demo_run_number(state_dir: Path) -> int:
+    counter = state_dir / "demo-runs"
+    number = int(counter.read_text()) + 1 if counter.exists() else 1
+    counter.write_text(str(number))
+    return number
+
+
+async def _wait_for_interrupt() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()

@@ -1,0 +1,92 @@
+"""memoryctl schedule: nightly dream schedules on Temporal.
+
+    memoryctl schedule create --memory-ref REF [--token-budget N] [--cron EXPR]
+                              [--schedule-id ID]
+    memoryctl schedule list | trigger ID | delete ID
+
+The commands; the Temporal client calls they make are in memoryctl/schedules.py, imported
+only when a command runs (a database command never loads Temporal or workflow code).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from memoryctl.cli import MemoryRefOption, checked_ref, console, run_action, temporal_client
+
+if TYPE_CHECKING:
+    from memoryctl.schedules import ScheduleRow
+
+schedule_app = typer.Typer(no_args_is_help=True, help="Dream schedules on Temporal.")
+
+
+@schedule_app.command("create")
+def schedule_create(
+    memory_ref: MemoryRefOption,
+    token_budget: Annotated[int | None, typer.Option(min=1)] = None,
+    cron: Annotated[
+        str, typer.Option(help="Cron expression (server time zone UTC).")
+    ] = "0 23 * * *",
+    schedule_id: Annotated[
+        str | None, typer.Option(help="Default: dream:<tenant>:<agent>[:<scope>].")
+    ] = None,
+) -> None:
+    """Create a nightly dream schedule for a memoryRef."""
+    from memoryctl.schedules import create_dream_schedule
+    from runtime.settings import Settings
+
+    ref = checked_ref(memory_ref)
+    settings = Settings()
+
+    async def action() -> str:
+        return await create_dream_schedule(
+            await temporal_client(),
+            ref,
+            task_queue=settings.task_queue,
+            token_budget=token_budget,
+            cron=cron,
+            schedule_id=schedule_id,
+        )
+
+    console.print(f"created schedule {run_action(action)}")
+
+
+@schedule_app.command("list")
+def schedule_list() -> None:
+    """List dream schedules."""
+    from memoryctl.schedules import list_dream_schedules
+
+    async def action() -> list[ScheduleRow]:
+        return await list_dream_schedules(await temporal_client())
+
+    table = Table("schedule id", "memoryRef", "cron", "next run")
+    for row in run_action(action):
+        table.add_row(row.schedule_id, row.memory_ref, row.cron, row.next_run)
+    console.print(table)
+
+
+@schedule_app.command("trigger")
+def schedule_trigger(schedule_id: str) -> None:
+    """Run a dream schedule's action now."""
+    from memoryctl.schedules import trigger_dream_schedule
+
+    async def action() -> None:
+        await trigger_dream_schedule(await temporal_client(), schedule_id)
+
+    run_action(action)
+    console.print(f"triggered {schedule_id}")
+
+
+@schedule_app.command("delete")
+def schedule_delete(schedule_id: str) -> None:
+    """Delete a dream schedule (running dreams finish)."""
+    from memoryctl.schedules import delete_dream_schedule
+
+    async def action() -> None:
+        await delete_dream_schedule(await temporal_client(), schedule_id)
+
+    run_action(action)
+    console.print(f"deleted {schedule_id}")
