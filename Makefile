@@ -41,7 +41,7 @@ soak:
 	$(PY) -m chaos --soak
 
 histories:
-	$(PY) -m tests.record_histories
+	$(PY) -m tests.support.record_histories
 
 bench:
 	$(PY) -m benchmarks.adapter_bench

@@ -1,7 +1,7 @@
 """OpenIntent RFC-0015 wire shapes (snake_case, as the RFC and its SDK write them) and
 their mapping onto the store's entries.
 
-Mapping (documented in the README):
+Mapping (documented in docs/http-api.md):
 - an API key's tenant T and an OpenIntent ``agent_id`` A address ``mem://T/A``;
 - ``namespace`` and ``key`` are the entry's own namespace and key ((namespace, key) is
   unique per memoryRef, as RFC-0015 §1.2 asks per agent);

@@ -18,7 +18,7 @@
 set -eu
 
 # Custom search attributes, NAME=Type separated by spaces. Must match
-# runtime/search_attributes.py (tests/test_compose.py checks).
+# runtime/search_attributes.py (tests/docs/test_compose.py checks).
 SEARCH_ATTRIBUTES="${SEARCH_ATTRIBUTES:-MemoryRef=Keyword Tenant=Keyword}"
 
 MAX_ATTEMPTS="${SETUP_MAX_ATTEMPTS:-60}"

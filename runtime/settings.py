@@ -8,7 +8,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 DEFAULT_TASK_QUEUE = "agent-memory"
 
 # The environment variable names the worker reads; docker-compose's worker service sets
-# exactly these (tests/test_compose.py checks).
+# exactly these (tests/docs/test_compose.py checks).
 ENV_VARS = (
     "TEMPORAL_ADDRESS",
     "TEMPORAL_NAMESPACE",

@@ -28,7 +28,7 @@ from runtime.settings import Settings
 from worker import build_worker
 
 if TYPE_CHECKING:
-    from tests.http_app import RunningApi
+    from tests.support.http_app import RunningApi
 
 TEMPLATE_DB = "memory_template"
 _db_counter = itertools.count()
@@ -108,10 +108,10 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 @pytest.fixture(scope="session", autouse=True)
 async def history_audit(temporal_env: WorkflowEnvironment) -> AsyncIterator[None]:
     """After the session's last test, before its dev server stops: no history holds
-    memory content a test wrote (tests/session_history_audit.py). A leak fails the run
+    memory content a test wrote (tests/support/session_history_audit.py). A leak fails the run
     as an error at the teardown of the last test."""
     yield
-    from tests.session_history_audit import audit_session_histories
+    from tests.support.session_history_audit import audit_session_histories
 
     await audit_session_histories(temporal_env.client)
 
@@ -171,7 +171,7 @@ async def running_api(
     """The HTTP app on a loopback port over this test's store and worker."""
     from api.app import create_app
     from memory.api_keys import ApiKeyStore
-    from tests.http_app import RunningApi, api_services, serving
+    from tests.support.http_app import RunningApi, api_services, serving
 
     services = api_services(engine, store, temporal_env.client, worker_task_queue, vault)
     async with serving(create_app(services)) as url:

@@ -29,7 +29,7 @@ TRIGGER_PATTERN: Final = re.compile(
 
 # PostgreSQL's ARE spells word boundaries \m (start) and \M (end); \s is supported.
 # Kept next to TRIGGER_PATTERN so the two cannot drift apart unnoticed
-# (tests/test_commitment_parsing.py checks they accept the same samples).
+# (tests/memory/test_commitment_parsing.py checks they accept the same samples).
 TRIGGER_SQL_PATTERN: Final = r"\m(remind\s+(me|us)|follow(\s+|-)up|check\s+(back|in))\M"
 
 # What separates a trigger phrase from its condition: "Remind me: tomorrow", "follow up -

@@ -7,7 +7,7 @@ like) and ``scan``, which runs them and then the time-of-day and zone rules of
 says what a text holds, not which instant that is: ``time_resolution`` turns a ``Scan``
 into a ``ParsedTime``.
 
-Conventions the rules fix (tests/test_commitment_parsing.py pins each one):
+Conventions the rules fix (tests/memory/test_commitment_parsing.py pins each one):
 
 - "next week" = Monday 09:00 of next week; "next month" = the 1st of next month 09:00;
   "next year" = January 1st 09:00.

@@ -6,7 +6,7 @@ against ``now``, the moment the entry was written. It returns None when the text
 no time, or when what it holds is contradictory or outside the grammar (two different
 dates, "in a few days", "Mar 99th"): a commitment is never scheduled on a guess.
 
-Conventions (tests/test_commitment_parsing.py pins each one; the default times and the
+Conventions (tests/memory/test_commitment_parsing.py pins each one; the default times and the
 DST rule of ``localize`` are in time_words.py, the readings the rules fix in
 time_grammar.py):
 

@@ -6,7 +6,7 @@ helpers that need no grammar: ``localize``, ``normalize_text``, ``number_value``
 ``weekday_index``, ``ordinal_value``. Imports neither ``time_grammar`` nor
 ``time_resolution``.
 
-Conventions (tests/test_commitment_parsing.py pins each one):
+Conventions (tests/memory/test_commitment_parsing.py pins each one):
 
 - Everything is computed on local wall-clock time in ``zone`` (zoneinfo) and then
   localized: a nonexistent local time (spring-forward gap) moves forward by the gap

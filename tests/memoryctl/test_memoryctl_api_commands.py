@@ -1,0 +1,422 @@
+"""memoryctl keys, memory, dream, events tail, capabilities and serve against the test's
+own database, the dev server and a worker on the test's task queue: keys authenticate
+until revoked and are never listed, entries round trip (SR-1 redacted) while only
+`memory get` prints content, a dream prints its summary, `events tail --follow` streams
+until Ctrl-C, capabilities reports what is down without failing, and serve answers until
+Ctrl-C. Commands whose exit path, signals or usage errors are under test run as the
+console script (a subprocess; independent ones concurrently); the round trips of many
+database commands run the same typer app in-process (InProcess), which spares an
+interpreter start-up per command and keeps this file fast."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import IO
+
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.testing import WorkflowEnvironment
+from typer.testing import CliRunner
+
+from memory.api_keys import ApiKeyStore
+from memory.store import PostgresMemoryStore
+from tests.support.factories import WRITTEN_TEXTS, canary, note, unique_ref
+from tests.support.http_app import free_port
+
+COMMAND = [sys.executable, "-m", "memoryctl.main"]
+Result = subprocess.CompletedProcess[str]
+
+
+def memoryctl(*args: str, env: dict[str, str], stdin_text: str | None = None) -> Result:
+    # A wide terminal: ids in tables stay whole. No terminal on stdin.
+    return subprocess.run(
+        [*COMMAND, *args],
+        env={**os.environ, "COLUMNS": "200", **env},
+        input=stdin_text,
+        stdin=subprocess.DEVNULL if stdin_text is None else None,
+        capture_output=True,
+        text=True,
+        timeout=60,  # a hang fails the test instead of the suite
+    )
+
+
+async def run(*args: str, env: dict[str, str], stdin_text: str | None = None) -> Result:
+    """memoryctl in a thread: the test's event loop (and its worker) keeps running."""
+    return await asyncio.to_thread(memoryctl, *args, env=env, stdin_text=stdin_text)
+
+
+def ok(result: Result) -> str:
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.stdout
+
+
+def one_line_error(result: Result, status: int) -> str:
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: "), lines[0]
+    assert result.returncode == status, result.stderr
+    return lines[0]
+
+
+class InProcess:
+    """memoryctl through typer's CliRunner in a thread (one at a time: the runner swaps
+    sys.stdout): the same app as the console script, without an interpreter start-up
+    per command. Exit statuses and the one-line errors are those of the script, except
+    click's usage errors (those are checked through the script, see below)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = {"COLUMNS": "200", **env}
+
+    async def __call__(self, *args: str, stdin_text: str | None = None) -> Result:
+        return await asyncio.to_thread(self._invoke, list(args), stdin_text)
+
+    def _invoke(self, args: list[str], stdin_text: str | None) -> Result:
+        from memoryctl.main import app
+
+        done = CliRunner().invoke(app, args, env=self.env, input=stdin_text, catch_exceptions=False)
+        return subprocess.CompletedProcess(args, done.exit_code, done.stdout, done.stderr)
+
+
+@pytest.fixture
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _spawn(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*COMMAND, *args],
+        env={**os.environ, "COLUMNS": "200", **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def _readline(stream: IO[str] | None, seconds: float = 30) -> str:
+    assert stream is not None
+    line = await asyncio.wait_for(asyncio.to_thread(stream.readline), seconds)
+    assert line, "the command ended before printing"
+    return line
+
+
+async def _interrupt(process: subprocess.Popen[str]) -> tuple[int, str]:
+    """Ctrl-C; the exit status and stderr."""
+    process.send_signal(signal.SIGINT)
+    _, stderr = await asyncio.to_thread(process.communicate, timeout=30)
+    return process.returncode, stderr
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of one row of a rich table."""
+    return [cell.strip() for cell in row.strip().strip("│").split("│")]
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.communicate()
+
+
+# ---------------------------------------------------------------------- keys
+
+
+async def test_keys_create_list_revoke(database_url: str, engine: AsyncEngine) -> None:
+    cli = InProcess({"DATABASE_URL": database_url})
+    tenant = f"keys-{uuid.uuid4().hex[:8]}"
+    created = json.loads(ok(await cli("keys", "create", "--tenant", tenant, "--json")))
+    key, key_id = created["key"], created["keyId"]
+    assert (created["tenant"], key.startswith(f"amk_{key_id}_")) == (tenant, True)
+    secret = key.removeprefix(f"amk_{key_id}_")
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    keys = ApiKeyStore(engine)
+    assert await keys.authenticate(key) == tenant
+
+    # create without --json: the key id, then the key alone on its line (copyable).
+    plain = ok(await cli("keys", "create", "--tenant", tenant, "--name", "ci"))
+    other_key = plain.splitlines()[-1]
+    other_id = plain.split()[3]  # "created key id <id> for tenant ..."
+    assert other_key.startswith("amk_") and await keys.authenticate(other_key) == tenant
+    table = ok(await cli("keys", "list"))
+    listed = ok(await cli("keys", "list", "--tenant", tenant, "--json"))
+    assert key_id in table and "ci" in table
+    assert [row["keyId"] for row in json.loads(listed)] == [key_id, other_id]
+    for output in (table, listed):
+        assert secret not in output and digest not in output and "amk_" not in output
+    assert "secret" not in listed.lower()
+
+    assert key_id in ok(await cli("keys", "revoke", key_id))
+    assert await keys.authenticate(key) is None
+    assert await keys.authenticate(other_key) == tenant  # only the one revoked
+    again = await cli("keys", "revoke", key_id)
+    assert f"key id {key_id!r}" in one_line_error(again, 1)
+    assert "already revoked" in again.stderr
+    one_line_error(await cli("keys", "revoke", "000000000000"), 1)
+    assert "tenant" in one_line_error(await cli("keys", "create", "--tenant", "no/slash"), 2)
+
+
+# ---------------------------------------------------------------------- memory
+
+
+async def test_memory_put_get_list_forget_and_tail(database_url: str, tmp_path: Path) -> None:
+    ref = unique_ref()
+    tenant = ref.removeprefix("mem://").split("/")[0]
+    token = canary()
+    vault = tmp_path / "secrets.json"
+    vault.write_text(json.dumps({tenant: {"deploy-token": token}}))
+    cli = InProcess({"DATABASE_URL": database_url, "AGENT_MEMORY_SECRETS_FILE": str(vault)})
+    marker = uuid.uuid4().hex
+    keyed_text = f"Deploys use the token {token}; rotate it monthly ({marker})"
+    piped_text = f"The on-call rota changes on Mondays ({marker})"
+    WRITTEN_TEXTS.update({keyed_text, piped_text})
+
+    keyed = await cli(
+        "memory", "put", "--memory-ref", ref, "--content", keyed_text, "--tag", "ops",
+        "--tier", "semantic", "--namespace", "deploy", "--key", "token", "--json",
+    )  # fmt: skip
+    written = json.loads(ok(keyed))
+    assert (written["memoryRef"], written["tier"], written["key"]) == (ref, "semantic", "token")
+    assert "content" not in written
+    piped = await cli(
+        "memory", "put", "--memory-ref", ref, "--content", "-", "--tag", "rota",
+        stdin_text=piped_text + "\n",
+    )  # fmt: skip
+    assert ok(piped).startswith("wrote ")
+    piped_id = piped.stdout.split()[1]
+
+    entry = json.loads(ok(await cli("memory", "get", "--memory-ref", ref, written["id"], "--json")))
+    # SR-1: the tenant's registered secret was redacted on the way in.
+    assert token not in entry["content"] and f"rotate it monthly ({marker})" in entry["content"]
+    assert (entry["namespace"], entry["tags"]) == ("deploy", ["ops"])
+    got_plain = ok(await cli("memory", "get", "--memory-ref", ref, piped_id))
+    assert got_plain.endswith(f"\n{piped_text}\n")  # stdin's own newline dropped
+    listed = ok(await cli("memory", "list", "--memory-ref", ref, "--json"))
+    rows = json.loads(listed)
+    assert {row["id"] for row in rows} == {written["id"], piped_id}
+    assert all("content" not in row and "createdAt" in row for row in rows)
+    table = ok(await cli("memory", "list", "--memory-ref", ref))
+    assert written["id"] in table and piped_id in table
+    tagged = ok(await cli("memory", "list", "--memory-ref", ref, "--tag", "rota", "--json"))
+    assert [row["id"] for row in json.loads(tagged)] == [piped_id]
+
+    # tail: seq, occurredAt, type and payload a line, oldest first.
+    tail = ok(await cli("events", "tail", "--memory-ref", ref))
+    lines = tail.splitlines()
+    assert [int(line.split()[0]) for line in lines] == list(range(1, len(lines) + 1))
+    assert {line.split()[2] for line in lines} == {"memory.created", "memory.written"}
+    assert written["id"] in tail and piped_id in tail
+    written_events = ok(
+        await cli("events", "tail", "--memory-ref", ref, "--type", "memory.written", "--json")
+    )
+    events = [json.loads(line) for line in written_events.splitlines()]
+    assert {e["type"] for e in events} == {"memory.written"}
+    assert {e["payload"]["memoryId"] for e in events} == {written["id"], piped_id}
+    after = str(len(lines) - 1)
+    assert (
+        len(ok(await cli("events", "tail", "--memory-ref", ref, "--after", after)).splitlines())
+        == 1
+    )
+    # Only `memory get` prints content.
+    for output in (keyed.stdout, piped.stdout, listed, table, tagged, tail, written_events):
+        assert marker not in output and token not in output
+
+    forgot = await cli(
+        "memory", "forget", "--memory-ref", ref, "--id", written["id"], "--yes", "--json"
+    )
+    assert json.loads(ok(forgot))["entries"] == 1
+    gone = await cli("memory", "get", "--memory-ref", ref, written["id"])
+    assert f"no entry {written['id']}" in one_line_error(gone, 1)
+    never = await cli("memory", "get", "--memory-ref", ref, "m-never-written")
+    assert one_line_error(never, 1) == f"error: not_found: no entry m-never-written in {ref}"
+    left = json.loads(ok(await cli("memory", "list", "--memory-ref", ref, "--json")))
+    assert [row["id"] for row in left] == [piped_id]
+
+
+async def test_bad_input_is_one_line_naming_the_option(closed_port: int) -> None:
+    # Nothing listens at either address: bad input is refused before connecting.
+    env = {"DATABASE_URL": f"postgresql+asyncpg://u:pw@127.0.0.1:{closed_port}/x"}
+    down = {**env, "TEMPORAL_ADDRESS": f"127.0.0.1:{closed_port}"}
+    ref = unique_ref()
+    cases: list[tuple[list[str], dict[str, str], int, str]] = [
+        (["memory", "put", "--memory-ref", "mem://../x", "--content", "x"], env, 2, "memoryRef"),
+        (["memory", "get", "--memory-ref", "mem://acme", "e1"], env, 2, "memoryRef"),
+        (["memory", "list", "--memory-ref", "http://a/b"], env, 2, "memoryRef"),
+        (["memory", "forget", "--memory-ref", "mem://acme", "--id", "e1", "--yes"], env, 2,
+         "memoryRef"),
+        (["events", "tail", "--memory-ref", "mem://acme"], env, 2, "memoryRef"),
+        (["dream", "run", "--memory-ref", "mem://../x"], down, 2, "memoryRef"),
+        (["memory", "put", "--memory-ref", ref, "--content", "x", "--namespace", "n"], env, 2,
+         "--namespace"),
+        (["memory", "put", "--memory-ref", ref, "--content", "x", "--tier", "core"], env, 2,
+         "--tier"),
+        (["memory", "get", "--memory-ref", ref, "../etc"], env, 2, "ID"),
+        (["events", "tail", "--memory-ref", ref, "--type", "memory.nope"], env, 2, "--type"),
+        (["dream", "run", "--memory-ref", ref, "--token-budget", "0"], down, 2, "--token-budget"),
+        (["keys", "create"], env, 2, "--tenant"),
+        (["dream", "run", "--memory-ref", ref], down, 1, "cannot reach Temporal"),
+    ]  # fmt: skip
+    results = await asyncio.gather(*(run(*args, env=e) for args, e, _, _ in cases))
+    for (args, _, status, named), result in zip(cases, results, strict=True):
+        assert named in one_line_error(result, status), args
+    # The old `events` command is unchanged beside `events tail` (more in
+    # test_memoryctl_failures.py): its usage errors still name its options.
+    assert "--memory-ref" in one_line_error(await run("events", env=env), 2)
+
+
+async def test_events_tail_follow_streams_until_ctrl_c(
+    database_url: str, store: PostgresMemoryStore
+) -> None:
+    ref = unique_ref()
+    first = await store.put(ref, note("Standup moved to 9:30"))
+    process = _spawn(
+        "events", "tail", "--memory-ref", ref, "--follow", "--json",
+        env={"DATABASE_URL": database_url},
+    )  # fmt: skip
+    try:
+        seen = json.loads(await _readline(process.stdout))
+        assert (seen["seq"], seen["payload"]["memoryId"]) == (1, first.id)
+        second = await store.put(ref, note("Standup is back at 9:00"))
+        while seen["payload"].get("memoryId") != second.id:  # polled every 0.5 s
+            seen = json.loads(await _readline(process.stdout))
+        status, stderr = await _interrupt(process)
+        assert (status, "Traceback" in stderr) == (0, False), stderr
+    finally:
+        _stop(process)
+
+
+# ---------------------------------------------------------------------- dream
+
+
+@pytest.mark.slow
+async def test_dream_run_prints_the_summary(
+    temporal_env: WorkflowEnvironment,
+    worker_task_queue: str,
+    store: PostgresMemoryStore,
+    database_url: str,
+) -> None:
+    env = {
+        "DATABASE_URL": database_url,
+        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+        "AGENT_MEMORY_TASK_QUEUE": worker_task_queue,
+    }
+    refs = [unique_ref(), unique_ref()]
+    texts = [f"Invoice {i} for {ref} is due on the 5th." for ref in refs for i in range(3)]
+    for ref in refs:
+        await store.put_many(ref, [note(text) for text in texts if ref in text])
+    as_table, as_json = await asyncio.gather(
+        run("dream", "run", "--memory-ref", refs[0], "--token-budget", "5000", env=env),
+        run("dream", "run", "--memory-ref", refs[1], "--json", env=env),
+    )
+    result = json.loads(ok(as_json))
+    distilled = result["distillation"]
+    assert (result["status"], distilled["status"], distilled["sourceCount"]) == (
+        "completed", "distilled", 3,
+    )  # fmt: skip
+    assert distilled["archiveChecksum"] and "consolidation" in result and "commitments" in result
+    summary = ok(as_table)
+    for label in ("completed", "sources distilled", "tokens used / budget", "archive checksum"):
+        assert label in summary
+    assert "/ 5000" in summary and "consolidation" in summary and "commitments" in summary
+    assert f"dream/{refs[0]}" in as_table.stderr  # the workflow id a user can look up
+    for text in texts:
+        assert text not in summary + as_json.stdout
+
+
+# ---------------------------------------------------------------------- capabilities
+
+
+@pytest.mark.slow
+async def test_capabilities_report_the_worker(
+    temporal_env: WorkflowEnvironment, worker_task_queue: str, database_url: str
+) -> None:
+    env = {
+        "DATABASE_URL": database_url,
+        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+    }
+    nobody = f"nobody-polls-{uuid.uuid4().hex[:8]}"
+    served, unserved, table = await asyncio.gather(
+        run("capabilities", "--json", env={**env, "AGENT_MEMORY_TASK_QUEUE": worker_task_queue}),
+        run("capabilities", "--json", env={**env, "AGENT_MEMORY_TASK_QUEUE": nobody}),
+        run("capabilities", env={**env, "AGENT_MEMORY_TASK_QUEUE": nobody}),
+    )
+    live = json.loads(ok(served))
+    assert live["memory"]["supported"] is True
+    assert live["x-host-agent-memory-status"]["worker"]["available"] is True
+    assert all(live["memoryDimensions"].values()) and len(live["memoryDimensions"]) == 8
+    idle = json.loads(ok(unserved))
+    status = idle["x-host-agent-memory-status"]
+    assert (status["temporal"]["available"], status["worker"]["available"]) == (True, False)
+    assert nobody in status["worker"]["detail"]
+    assert idle["memory"]["supported"] is True
+    assert idle["memoryDimensions"]["compaction"] is False
+    assert idle["memory"]["distillation"]["supported"] is False
+    lines = ok(table).splitlines()
+    assert ["compaction", "no"] in [_cells(line) for line in lines]
+    assert any(line.startswith("worker:") and "unavailable" in line for line in lines)
+
+
+async def test_capabilities_without_database_or_temporal_exit_zero(closed_port: int) -> None:
+    # Documented behaviour: the probe ran, so exit 0; the document says what is down.
+    env = {
+        "DATABASE_URL": f"postgresql+asyncpg://u:pw@127.0.0.1:{closed_port}/x",
+        "TEMPORAL_ADDRESS": f"127.0.0.1:{closed_port}",
+    }
+    as_json, as_table, malformed = await asyncio.gather(
+        run("capabilities", "--json", env=env),
+        run("capabilities", env=env),
+        run("capabilities", env={**env, "DATABASE_URL": "mysql://u:pw@db/x"}),
+    )
+    document = json.loads(ok(as_json))
+    assert document["memory"]["supported"] is False
+    assert not any(document["memoryDimensions"].values())
+    status = document["x-host-agent-memory-status"]
+    assert not any(status[name]["available"] for name in ("database", "temporal", "worker"))
+    assert "pw" not in as_json.stdout + as_table.stdout
+    assert any(
+        line.startswith("database:") and "unavailable" in line for line in ok(as_table).splitlines()
+    )
+    assert "DATABASE_URL" in one_line_error(malformed, 2)
+
+
+# ---------------------------------------------------------------------- serve
+
+
+async def test_serve_answers_until_ctrl_c(database_url: str, closed_port: int) -> None:
+    port = free_port()
+    env = {"DATABASE_URL": database_url, "TEMPORAL_ADDRESS": f"127.0.0.1:{closed_port}"}
+    process = _spawn("serve", "--port", str(port), env=env)
+    try:
+        line = await _readline(process.stdout)
+        assert f"http://127.0.0.1:{port}/" in line
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            for _ in range(200):  # the line comes before the database is migrated
+                try:
+                    response = await client.get("/.well-known/openwop")
+                    break
+                except httpx.TransportError:
+                    assert process.poll() is None, process.communicate()
+                    await asyncio.sleep(0.05)
+        assert response.status_code == 200
+        document = response.json()
+        assert document["memory"]["supported"] is True
+        assert document["x-host-agent-memory-status"]["temporal"]["available"] is False
+        taken = await run("serve", "--port", str(port), env=env)
+        assert f"cannot listen on 127.0.0.1:{port}" in one_line_error(taken, 1)
+        status, stderr = await _interrupt(process)
+        assert (status, "Traceback" in stderr) == (0, False), stderr
+    finally:
+        _stop(process)

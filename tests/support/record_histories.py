@@ -1,0 +1,223 @@
+"""Record the example workflow histories checked in under tests/histories/.
+
+    python -m tests.support.record_histories
+
+Runs DreamWorkflow, DistillationWorkflow, ConsolidationWorkflow, AgentRunWorkflow and
+the commitment workflows (inference, a time commitment that fires, a predicate watch
+that fires once and ends on cancel) against a throwaway embedded PostgreSQL and dev
+server, and writes each history as JSON.
+Re-record only when a workflow change is meant to be incompatible (and then use
+workflow.patched instead if runs may be in flight); tests/workflows/test_replay.py replays
+every file here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.ext.asyncio import create_async_engine
+from temporalio.client import Client, WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from memory.database import create_engine, migrate
+from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.store import PostgresMemoryStore
+from memory.vault import StaticSecretVault
+from runtime import search_attributes
+from runtime.binaries import temporal_cli
+from runtime.converter import data_converter
+from runtime.settings import Settings
+from schemas.commitments import CommitmentInferenceInput, commitment_workflow_id
+from schemas.consolidation import ConsolidationInput
+from schemas.memory_entry import NewMemoryEntry, Tier
+from schemas.memory_ref import parse_memory_ref
+from schemas.workflow_io import AgentRunInput, DistillationInput, DreamInput
+from worker import build_worker
+from workflows.agent_run import AgentRunWorkflow
+from workflows.commitment import CommitmentWorkflow
+from workflows.commitment_inference import CommitmentInferenceWorkflow
+from workflows.consolidation import ConsolidationWorkflow
+from workflows.distillation import DistillationWorkflow
+from workflows.dream import DreamWorkflow
+from workflows.predicate_watch import PredicateWatchWorkflow
+
+HISTORY_DIR = Path(__file__).resolve().parents[1] / "histories"
+REF = "mem://example-tenant/agent-1"
+COMMITMENT_REF = "mem://example-tenant/agent-2"
+TASK_QUEUE = "record-histories"
+
+
+def example_entries() -> list[NewMemoryEntry]:
+    notes = [
+        "Prefers email follow-up for billing questions.",
+        "Invoice INV-1042 is waiting for the finance team's approval.",
+        "Weekly sync moved to Thursdays at 10:00.",
+        "Weekly sync moved to Thursdays at 10:00.",
+        "Asked to be reminded on Friday about the renewal quote.",
+    ]
+    return [NewMemoryEntry(content=text, tags=("example",), tier=Tier.EPISODIC) for text in notes]
+
+
+def example_facts() -> list[NewMemoryEntry]:
+    """Long-term entries with a duplicate, a look-alike conflict and a re-keyed value."""
+    facts = [
+        ("The customer prefers invoices in EUR.", None),
+        ("Note: the customer prefers invoices in EUR", None),
+        ("The trial lasts 14 days.", None),
+        ("The trial lasts 21 days.", None),
+        ("Plan tier: basic", "plan_tier"),
+    ]
+    return [
+        NewMemoryEntry(
+            content=text,
+            tier=Tier.SEMANTIC,
+            namespace="billing" if key else None,
+            key=key,
+        )
+        for text, key in facts
+    ]
+
+
+async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore) -> dict[str, str]:
+    """Run each workflow once and return {file name: history JSON}."""
+    await store.put_many(REF, example_entries())
+    await store.put_many(REF, example_facts())
+    runs = {
+        "distillation": (
+            DistillationWorkflow.run,
+            DistillationInput(memory_ref=REF, token_budget=2000),
+            "example-distillation",
+        ),
+        "dream": (
+            DreamWorkflow.run,
+            DreamInput(memory_ref=REF, token_budget=2000),
+            "example-dream",
+        ),
+        "consolidation": (
+            ConsolidationWorkflow.run,
+            ConsolidationInput(memory_ref=REF),
+            "example-consolidation",
+        ),
+        "agent_run": (AgentRunWorkflow.run, AgentRunInput(memory_ref=REF), "example-agent-run"),
+    }
+    # Between the first distillation and the dream, new memory arrives.
+    histories: dict[str, str] = {}
+    for name, (run, arg, workflow_id) in runs.items():
+        if name == "dream":
+            await store.put(REF, NewMemoryEntry(content="Renewal quote sent on Tuesday."))
+            await store.put(REF, NewMemoryEntry(content="Remind me in 3 days to check the renewal"))
+        if name == "consolidation":
+            await store.put_many(
+                REF,
+                [
+                    NewMemoryEntry(
+                        content="Plan tier: premium",
+                        tier=Tier.SEMANTIC,
+                        namespace="Billing",
+                        key="PlanTier",
+                    ),
+                    NewMemoryEntry(
+                        content="THE CUSTOMER PREFERS INVOICES IN EUR", tier=Tier.SEMANTIC
+                    ),
+                ],
+            )
+        handle: WorkflowHandle[Any, Any] = await client.start_workflow(
+            run,  # type: ignore[arg-type]
+            arg,
+            id=workflow_id,
+            task_queue=task_queue,
+        )
+        await handle.result()
+        histories[f"{name}.json"] = (await handle.fetch_history()).to_json()
+    histories.update(await record_commitments(client, task_queue, store))
+    return histories
+
+
+async def _inferred(client: Client, task_queue: str, store: PostgresMemoryStore) -> str:
+    await client.execute_workflow(
+        CommitmentInferenceWorkflow.run,
+        CommitmentInferenceInput(memory_ref=parse_memory_ref(COMMITMENT_REF)),
+        id=f"example-commitment-inference-{len(await store.commitments.list(COMMITMENT_REF))}",
+        task_queue=task_queue,
+    )
+    return (await store.commitments.list(COMMITMENT_REF))[-1].commitment_id
+
+
+async def record_commitments(
+    client: Client, task_queue: str, store: PostgresMemoryStore
+) -> dict[str, str]:
+    """A time commitment said five days ago (due in two seconds) that fires, and a
+    predicate watch that fires on its first false -> true and ends when cancelled."""
+    histories: dict[str, str] = {}
+    said = datetime.now(UTC) - timedelta(days=5) + timedelta(seconds=2)
+    back_dated = PostgresMemoryStore(store.engine, clock=lambda: said)
+    await back_dated.put(
+        COMMITMENT_REF, NewMemoryEntry(content="Remind me in 5 days to send the renewal quote")
+    )
+    fired = await _inferred(client, task_queue, store)
+    inference = client.get_workflow_handle("example-commitment-inference-0")
+    histories["commitment_inference.json"] = (await inference.fetch_history()).to_json()
+    timed = client.get_workflow_handle_for(CommitmentWorkflow.run, commitment_workflow_id(fired))
+    await timed.result()
+    histories["commitment.json"] = (await timed.fetch_history()).to_json()
+
+    await store.put(
+        COMMITMENT_REF, NewMemoryEntry(content="Remind me when the SOC2 report is filed")
+    )
+    watched = await _inferred(client, task_queue, store)
+    watch = client.get_workflow_handle_for(
+        PredicateWatchWorkflow.run, commitment_workflow_id(watched)
+    )
+    await store.put(
+        COMMITMENT_REF, NewMemoryEntry(content="Filed today", tags=("soc2-report-filed",))
+    )
+    await watch.signal(PredicateWatchWorkflow.memory_changed)
+    for _ in range(300):  # the evaluation after the signal fires it
+        status = await watch.query(PredicateWatchWorkflow.status)
+        if status is not None and status.fires:
+            break
+        await asyncio.sleep(0.1)
+    await store.commitments.cancel(COMMITMENT_REF, watched)
+    await watch.signal(PredicateWatchWorkflow.memory_changed)
+    await watch.result()
+    histories["predicate_watch.json"] = (await watch.fetch_history()).to_json()
+    return histories
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_embedded_postgres(Path(tmp) / "pg")
+        admin = create_async_engine(asyncpg_url_for(server), isolation_level="AUTOCOMMIT")
+        async with admin.connect() as connection:
+            await connection.exec_driver_sql("CREATE DATABASE record")
+        await admin.dispose()
+        engine = create_engine(asyncpg_url_for(server, "record"))
+        await migrate(engine)
+        store = PostgresMemoryStore(engine)
+        env = await WorkflowEnvironment.start_local(
+            data_converter=data_converter,
+            dev_server_existing_path=temporal_cli(),
+            search_attributes=list(search_attributes.ALL),
+        )
+        try:
+            settings = Settings(AGENT_MEMORY_TASK_QUEUE=TASK_QUEUE)
+            async with build_worker(env.client, settings, store, StaticSecretVault({})):
+                histories = await record_all(env.client, TASK_QUEUE, store)
+        finally:
+            await env.shutdown()
+            await engine.dispose()
+            server.cleanup()
+    HISTORY_DIR.mkdir(exist_ok=True)
+    for name, text in histories.items():
+        # Pretty-printed so a reviewer can read what a run records.
+        (HISTORY_DIR / name).write_text(json.dumps(json.loads(text), indent=2) + "\n")
+        print(f"wrote {HISTORY_DIR / name}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
