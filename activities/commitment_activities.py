@@ -29,6 +29,7 @@ from activities.contracts import (
     INFER_COMMITMENTS,
 )
 from activities.heartbeat import progress
+from memory.commitments.records import UnarmedCommitment
 from memory.commitments.store import CommitmentStore
 from runtime.search_attributes import attributes_of
 from schemas.commitments import (
@@ -79,7 +80,7 @@ class CommitmentActivities:
             await self.commitments.mark_armed(ref, [row.commitment_id for row in batch])
         return ArmReport(memory_ref=str(ref), started=started, already_running=already)
 
-    async def _start(self, ref: MemoryRef, row: Any) -> bool:
+    async def _start(self, ref: MemoryRef, row: UnarmedCommitment) -> bool:
         workflow: str
         argument: CommitmentInput | PredicateWatchInput
         if row.condition == "time":

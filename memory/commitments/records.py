@@ -4,6 +4,7 @@ tenant's time zone. Every query is scoped by the commitment's tenant and memoryR
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -115,7 +116,18 @@ async def cancel_commitment(
     return to_record(row) if row is not None else None
 
 
-async def unarmed(connection: AsyncConnection, ref: MemoryRef, limit: int) -> Sequence[Any]:
+@dataclass(frozen=True, slots=True)
+class UnarmedCommitment:
+    """What arming needs of an armed commitment whose workflow is not started yet."""
+
+    commitment_id: str
+    condition: str  # "time" or a predicate kind
+    next_at: datetime | None
+
+
+async def unarmed(
+    connection: AsyncConnection, ref: MemoryRef, limit: int
+) -> list[UnarmedCommitment]:
     """Armed commitments whose workflow has not been started (or not recorded as such)."""
     query = (
         select(C.c.commitment_id, C.c.condition, C.c.next_at)
@@ -123,7 +135,8 @@ async def unarmed(connection: AsyncConnection, ref: MemoryRef, limit: int) -> Se
         .order_by(C.c.commitment_id)
         .limit(limit)
     )
-    return (await connection.execute(query)).all()
+    rows = (await connection.execute(query)).all()
+    return [UnarmedCommitment(row.commitment_id, row.condition, row.next_at) for row in rows]
 
 
 async def mark_armed(

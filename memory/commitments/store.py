@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -62,7 +61,9 @@ class CommitmentStore:
         async with self.engine.begin() as connection:
             return await scan.infer_commitments(connection, request, self.now())
 
-    async def unarmed(self, memory_ref: MemoryRef, limit: int = 500) -> Sequence[Any]:
+    async def unarmed(
+        self, memory_ref: MemoryRef, limit: int = 500
+    ) -> builtins.list[records.UnarmedCommitment]:
         async with self.engine.connect() as connection:
             return await records.unarmed(connection, memory_ref, limit)
 
