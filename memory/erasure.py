@@ -170,7 +170,7 @@ async def _still_carried(
     sources = (
         await connection.execute(
             select(L.c.source_id).where(
-                L.c.memory_ref == str(state.ref),
+                scoped(L, state.ref),
                 L.c.artifact_kind == DISTILLED,
                 L.c.artifact_id == output_id,
             )
@@ -242,9 +242,7 @@ async def _rewrite_archive(connection: AsyncConnection, state: ErasurePass, row:
         "erased_item_sha256": [h for h in original if h not in kept_hashes],
         "erased_at": state.now,
     }
-    await connection.execute(
-        delete(A).where(A.c.memory_ref == str(state.ref), A.c.checksum == row.checksum)
-    )
+    await connection.execute(delete(A).where(scoped(A, state.ref), A.c.checksum == row.checksum))
     if not items:
         await connection.execute(insert(T).values(**tombstone, successor_checksum=None))
         state.archives_removed += 1
@@ -332,11 +330,11 @@ async def _drop_snapshots(connection: AsyncConnection, state: ErasurePass) -> No
     touched = sorted(state.erased | set(state.rewritten))
     holding = (
         select(SI.c.snapshot_id)
-        .where(SI.c.memory_ref == str(state.ref), SI.c.entry_id == any_(texts("touched", touched)))
+        .where(scoped(SI, state.ref), SI.c.entry_id == any_(texts("touched", touched)))
         .distinct()
     )
     result = await connection.execute(
-        delete(S).where(S.c.memory_ref == str(state.ref), S.c.snapshot_id.in_(holding))
+        delete(S).where(scoped(S, state.ref), S.c.snapshot_id.in_(holding))
     )
     state.snapshots_dropped += int(result.rowcount or 0)
 
@@ -352,7 +350,7 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
     gone = sorted(state.erased)
     await connection.execute(
         delete(L).where(
-            L.c.memory_ref == str(state.ref),
+            scoped(L, state.ref),
             (L.c.source_id == any_(texts("gone_sources", gone)))
             | (L.c.artifact_id == any_(texts("gone_artifacts", gone))),
         )

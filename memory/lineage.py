@@ -121,7 +121,7 @@ async def derived_from(
     snapshots = (
         await connection.execute(
             select(SI.c.entry_id, SI.c.snapshot_id)
-            .where(SI.c.memory_ref == str(ref), SI.c.entry_id == any_(texts("seen", sorted(seen))))
+            .where(scoped(SI, ref), SI.c.entry_id == any_(texts("seen", sorted(seen))))
             .distinct()
             .order_by(SI.c.entry_id, SI.c.snapshot_id)
         )

@@ -64,7 +64,7 @@ async def _tier_counts(
     """Live entries per tier: the trigger-maintained counts, less the few entries that
     have expired but are not collected yet (found over the expiry index)."""
     stored = (
-        await connection.execute(select(TC.c.tier, TC.c.entries).where(TC.c.memory_ref == str(ref)))
+        await connection.execute(select(TC.c.tier, TC.c.entries).where(scoped(TC, ref)))
     ).all()
     expired = (
         await connection.execute(
@@ -94,7 +94,7 @@ async def _top_tags(connection: AsyncConnection, ref: MemoryRef, now: datetime) 
             await connection.execute(
                 select(GC.c.tag, live_count)
                 .select_from(GC.outerjoin(expired, expired.c.tag == GC.c.tag))
-                .where(GC.c.memory_ref == str(ref), live_count > 0)
+                .where(scoped(GC, ref), live_count > 0)
                 .order_by(live_count.desc(), GC.c.tag)
                 .limit(MAX_TAGS)
             )
@@ -237,7 +237,7 @@ def render_markdown(document: dict[str, Any]) -> bytes:
 async def _next_version(connection: AsyncConnection, ref: MemoryRef, path: str) -> int:
     current = (
         await connection.execute(
-            select(func.max(W.c.version)).where(W.c.memory_ref == str(ref), W.c.path == path)
+            select(func.max(W.c.version)).where(scoped(W, ref), W.c.path == path)
         )
     ).scalar()
     return int(current or 0) + 1

@@ -140,12 +140,12 @@ async def create_snapshot(
                     ),
                     "",
                 ),
-            ).where(SI.c.memory_ref == str(ref), SI.c.snapshot_id == snapshot_id)
+            ).where(scoped(SI, ref), SI.c.snapshot_id == snapshot_id)
         )
     ).one()
     result = await connection.execute(
         update(S)
-        .where(S.c.memory_ref == str(ref), S.c.snapshot_id == snapshot_id)
+        .where(scoped(S, ref), S.c.snapshot_id == snapshot_id)
         .values(entry_count=digest_row[0], checksum=digest_row[1])
         .returning(S)
     )
@@ -174,7 +174,7 @@ async def read_snapshot_items(
     result = await connection.execute(
         select(SI)
         .where(
-            SI.c.memory_ref == str(ref),
+            scoped(SI, ref),
             SI.c.snapshot_id == snapshot_id,
             SI.c.position >= start,
         )

@@ -95,7 +95,7 @@ async def undo_pass(
         )
         await connection.execute(
             delete(L).where(
-                L.c.memory_ref == str(ref),
+                scoped(L, ref),
                 L.c.artifact_kind == MERGED_INTO,
                 L.c.source_id == any_(texts("restored", restored)),
             )
