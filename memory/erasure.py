@@ -214,9 +214,15 @@ async def _rewrite_archive(connection: AsyncConnection, state: ErasurePass, row:
             if not present:
                 continue
             text = carried[present[0]].content
-        # Tags too: an item keeps only the tags of the sources it still carries.
+        # Tags too: an item keeps only the tags of the sources it still carries. A source
+        # deleted since the dream is no entry any more and has no tags to give.
         tags = sorted(
-            {write_redacted(t, state.secrets) for s in remaining for t in carried[s].tags}
+            {
+                write_redacted(t, state.secrets)
+                for s in remaining
+                if s in carried
+                for t in carried[s].tags
+            }
         )
         if remaining == item["sourceIds"]:
             tags = item["tags"]  # untouched items stay byte-identical

@@ -172,6 +172,31 @@ async def test_ttl_reaches_derived_data_to_the_millisecond_and_gc_erases_it(
     assert len(expired) == 1
 
 
+async def test_gc_after_a_distilled_source_was_deleted_still_erases_what_expired(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    """A source deleted (or archived at task end) after a dream is no longer an entry but
+    still listed by its archive item; expiring another source of that archive must not
+    trip over it. It did (a KeyError on every later collect_garbage of the ref, so every
+    dream's clean-up failed from then on)."""
+    from datetime import timedelta
+
+    ref = unique_ref()
+    expiry = store.now() + timedelta(seconds=30)
+    short_text = f"Temporary gate code {uuid.uuid4().hex[:10]} for the delivery."
+    await store.put(ref, note(short_text, expires_at=expiry))
+    scratch = await store.put(ref, note("Scratch: compare the two quotes", tier=Tier.WORKING))
+    await store.put(ref, note("The delivery is on Friday."))
+    await _distill(store, ref)
+    assert await store.delete(ref, scratch.id)
+
+    later = PostgresMemoryStore(engine, clock=lambda: expiry + timedelta(seconds=1))
+    report = await later.collect_garbage(ref)
+    assert report.expired_entries == 1
+    assert await tables_holding(engine, short_text) == []
+    await _assert_distillates_verify(engine, later, ref)
+
+
 async def test_forget_by_tag_takes_the_tag_out_of_rewritten_archives(
     engine: AsyncEngine, store: PostgresMemoryStore
 ) -> None:
