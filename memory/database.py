@@ -16,6 +16,7 @@ from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.locks import MIGRATION_LOCK_ID
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 CONNECT_TIMEOUT_SECONDS = 10
@@ -93,7 +94,7 @@ async def migrate(engine: AsyncEngine, revision: str = "head") -> None:
 
     An advisory lock serialises concurrent starters (two workers booting at once)."""
     async with engine.connect() as connection:
-        await connection.exec_driver_sql("SELECT pg_advisory_lock(727372)")
+        await connection.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATION_LOCK_ID})")
         try:
             await connection.run_sync(_upgrade, revision)
             await connection.commit()
@@ -101,7 +102,7 @@ async def migrate(engine: AsyncEngine, revision: str = "head") -> None:
             await connection.rollback()
             raise
         finally:
-            await connection.exec_driver_sql("SELECT pg_advisory_unlock(727372)")
+            await connection.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK_ID})")
             await connection.commit()
 
 

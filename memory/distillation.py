@@ -33,7 +33,7 @@ from memory.distillation_queue import candidates_page, to_source
 from memory.distiller import DistillationOutcome, Distiller, ExtractiveDistiller, SourceText
 from memory.event_log import PendingEvent, append_events
 from memory.lineage import earliest_expiry, record_lineage
-from memory.locks import distillation_commit, lock
+from memory.locks import lock, memory_ref_order
 from memory.memory_index import refresh_index
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import live
@@ -206,7 +206,7 @@ async def commit(
     content = write_redacted(outcome.output_text, secrets)
     async with db.writing() as connection:
         # One distillation per memoryRef commits at a time.
-        await lock(connection, distillation_commit(ref))
+        await lock(connection, memory_ref_order(ref))
         done = await _committed_result(connection, ref, request.run_key)
         if done is not None:  # a concurrent duplicate of this very run won the race
             return done

@@ -19,6 +19,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
+from memory.locks import erasure_guard, lock_shared
 from memory.rows import live
 from memory.scope import scoped
 from schemas.memory_entry import Priority, Tier
@@ -63,6 +64,9 @@ async def create_snapshot(
     tiers: Sequence[Tier] | None = None,
     entry_ids: Sequence[str] | None = None,
 ) -> SnapshotInfo:
+    # Shared with other snapshots, exclusive against a forget of the ref (memory/locks.py):
+    # a forget either sees this snapshot and drops it, or runs after it has committed.
+    await lock_shared(connection, erasure_guard(ref))
     claimed = await connection.execute(
         pg_insert(S)
         .values(

@@ -25,6 +25,7 @@ from memory.commitment_parsing.inference import Inferred, Unparsable, infer_comm
 from memory.commitment_parsing.phrasing import INTENTION_TAGS, TRIGGER_SQL_PATTERN
 from memory.commitment_parsing.recurrence_dates import first_occurrence
 from memory.lineage import DISTILLED
+from memory.locks import lock, memory_ref_order
 from memory.rows import E, live
 from memory.scope import scoped, tenant_scoped
 from memory.sql_arrays import texts
@@ -100,6 +101,10 @@ async def infer_commitments(
     connection: AsyncConnection, request: InferCommitmentsRequest, now: datetime
 ) -> InferenceResult:
     ref = request.memory_ref
+    # Read and insert under the memoryRef's order (memory/locks.py): a consolidation or
+    # forget of the ref runs entirely before (its merged or erased entries are not read)
+    # or after (its triggers end the commitments made here).
+    await lock(connection, memory_ref_order(ref))
     zone_name = request.time_zone or await tenant_time_zone(connection, ref.tenant)
     zone = checked_zone(zone_name)
     watermark = (

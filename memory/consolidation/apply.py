@@ -31,7 +31,7 @@ from memory.consolidation.planner import Cluster, Plan, PlanEntry, plan_pass
 from memory.event_log import PendingEvent, append_events
 from memory.field_redaction import redact_tags
 from memory.lineage import MERGED_INTO
-from memory.locks import consolidation_pass, lock
+from memory.locks import consolidation_pass, lock, memory_ref_order
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.scope import scoped
 from memory.snapshots import get_snapshot_info
@@ -72,6 +72,7 @@ async def consolidate(
 ) -> ConsolidationResult:
     ref = request.memory_ref
     await lock(connection, consolidation_pass(ref))
+    await lock(connection, memory_ref_order(ref))
     recorded = (
         await connection.execute(
             select(P.c.result).where(scoped(P, ref), P.c.run_key == request.run_key)

@@ -20,7 +20,7 @@ from memory import tables
 from memory.consolidation.apply import long_term_update
 from memory.event_log import append_events
 from memory.lineage import MERGED_INTO
-from memory.locks import consolidation_pass, lock
+from memory.locks import consolidation_pass, lock, memory_ref_order
 from memory.rows import live
 from memory.scope import scoped
 from memory.sql_arrays import texts
@@ -38,6 +38,7 @@ async def undo_pass(
     connection: AsyncConnection, ref: MemoryRef, pass_id: str, now: datetime
 ) -> UndoReport:
     await lock(connection, consolidation_pass(ref))
+    await lock(connection, memory_ref_order(ref))
     found = (
         await connection.execute(
             select(P.c.undone_at).where(scoped(P, ref), P.c.pass_id == pass_id)

@@ -3,8 +3,8 @@
 An erasure runs in one transaction (memory/erasure.py does the rewriting): the entries,
 the hidden copies consolidation kept of them, the archives and distilled entries holding
 their text (rewritten, or removed when nothing else remains) and snapshots holding them.
-Per memoryRef it takes the distillation lock, so it never interleaves with a
-distillation commit of the same ref.
+Per memoryRef it takes the erasure guard and the memoryRef order (memory/locks.py), so
+it never interleaves with a snapshot, distillation, consolidation or inference of it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from memory.erasure import ErasurePass, erase_in_ref
 from memory.erasure import report as erasure_report
 from memory.input_gate import TEXT_ID, checked, possible
 from memory.lineage import DISTILLED, derived_from, marked_under
-from memory.locks import distillation_commit, lock
+from memory.locks import erasure_guard, lock, memory_ref_order
 from memory.redaction import MemorySecretRegistry
 from memory.removal_reason import declare_removal_reason
 from memory.scope import scoped, tenant_scoped
@@ -97,21 +97,23 @@ class Erasure:
         try:
             async with self.db.writing() as connection:
                 await declare_removal_reason(connection, reason)
-                matched = (
+                refs = (
                     await connection.execute(
-                        select(E.c.memory_ref, E.c.id)
-                        .where(*clauses)
-                        .order_by(E.c.memory_ref, E.c.id)
+                        select(E.c.memory_ref).where(*clauses).group_by(E.c.memory_ref)
                     )
-                ).all()
-                by_ref: dict[str, list[str]] = {}
-                for row in matched:
-                    by_ref.setdefault(row.memory_ref, []).append(row.id)
-                for raw_ref, ids in sorted(by_ref.items()):
-                    target = parse_memory_ref(raw_ref)
+                ).scalars()
+                # Each ref in sorted order, under its locks (memory/locks.py), and what
+                # to erase read again once they are held: an inference, consolidation,
+                # distillation or snapshot of the ref ran entirely before or after.
+                for target in sorted(map(parse_memory_ref, refs), key=str):
+                    await lock(connection, erasure_guard(target))
+                    await lock(connection, memory_ref_order(target))
+                    matched = select(E.c.id).where(*clauses, scoped(E, target))
+                    ids = list((await connection.execute(matched)).scalars())
+                    if not ids:
+                        continue
                     # The hidden copies consolidation kept of what these entries say.
                     ids = sorted({*ids, *await marked_under(connection, target, ids)})
-                    await lock(connection, distillation_commit(target))
                     state = ErasurePass(target, now, reason, secrets, ids)
                     await erase_in_ref(connection, state)
                     passes.append(state)
