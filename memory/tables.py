@@ -240,6 +240,8 @@ commitments = Table(
     Column("ended_reason", Text),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # One armed commitment per promise (migration 0011): see commitments/scan.py.
+    Column("promise_key", Text),
 )
 
 # The fire-once ledger: the primary key is the claim.

@@ -11,6 +11,8 @@ Relative times ("in 5 days") resolve from the entry's creation, not from the sca
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +26,7 @@ from memory import tables
 from memory.commitment_parsing.inference import Inferred, Unparsable, infer_commitment
 from memory.commitment_parsing.phrasing import INTENTION_TAGS, TRIGGER_SQL_PATTERN
 from memory.commitment_parsing.recurrence_dates import first_occurrence
+from memory.commitment_parsing.time_words import normalize_text
 from memory.lineage import DISTILLED
 from memory.locks import lock, memory_ref_order
 from memory.rows import E, live
@@ -56,6 +59,16 @@ async def tenant_time_zone(connection: AsyncConnection, tenant: str) -> str:
     settings = tables.tenant_settings
     query = select(settings.c.time_zone).where(tenant_scoped(settings, tenant))
     return (await connection.execute(query)).scalar() or "UTC"
+
+
+def promise_key(text: str, normalized_condition: str) -> str:
+    """What makes two entries the same promise: the same words (case, spacing and
+    punctuation aside) and the same condition, relative times resolved from when each
+    was said. "Remind me in 2 hours to call Sam" written twice in one batch is one
+    promise; said again an hour later it is a second reminder. A hash: the key is
+    compared, never read back, and holds no text."""
+    words = " ".join(re.findall(r"[\w']+", normalize_text(text)))
+    return hashlib.sha256(f"{words}\x1f{normalized_condition}".encode()).hexdigest()[:32]
 
 
 def first_instant(spec: OnceSpec | RecurringSpec, said_at: datetime) -> datetime | None:
@@ -113,6 +126,7 @@ async def infer_commitments(
     rows = await _candidates(connection, ref, request, watermark, now)
     unparsable: list[str] = []
     records: list[dict[str, Any]] = []
+    promised: set[str] = set()
     kinds = {"time": 0, "predicate": 0}
     for row in rows:
         outcome = infer_commitment(row.content, row.tags, said_at=row.created_at, zone=zone)
@@ -121,14 +135,20 @@ async def infer_commitments(
         if isinstance(outcome, Unparsable):
             unparsable.append(row.id)
             continue
-        records.append(_record(ref, row, outcome, zone_name, request.enqueue_runs, now))
+        record = _record(ref, row, outcome, zone_name, request.enqueue_runs, now)
+        if record["promise_key"] in promised:
+            continue  # the same promise stated again in this batch: armed once
+        promised.add(record["promise_key"])
+        records.append(record)
         kinds[outcome.condition] += 1
     created: list[str] = []
     if records:
         inserted = await connection.execute(
             pg_insert(C)
             .values(records)
-            .on_conflict_do_nothing(index_elements=[C.c.commitment_id])
+            # Known already: the same commitment id, or an armed commitment of the same
+            # promise (uq_commitments_armed_promise, migration 0011).
+            .on_conflict_do_nothing()
             .returning(C.c.commitment_id)
         )
         created = list(inserted.scalars())
@@ -184,6 +204,7 @@ def _record(
         "state": "expired" if next_at is None and outcome.condition == "time" else "armed",
         "next_at": next_at,
         "enqueue_run": enqueue_run,
+        "promise_key": promise_key(row.content, outcome.normalized_condition),
         "created_at": now,
         "updated_at": now,
     }

@@ -268,10 +268,16 @@ async def test_an_expired_source_expires_its_commitment(
     assert (after.state, after.ended_reason) == ("expired", "source-expired")
 
 
-async def test_superseding_the_source_cancels_its_commitment(book: PostgresMemoryStore) -> None:
+async def test_superseding_the_source_cancels_its_commitment(
+    book: PostgresMemoryStore, clock: Clock
+) -> None:
+    """Two entries saying the same words an hour apart are two reminders ("in 5 days"
+    resolves from when each was said); merging them keeps the survivor's and cancels
+    the merged entry's, never both armed."""
     ref = unique_ref()
-    text = "Remind me every Monday at 9:00 to review the budget"
+    text = "Remind me in 5 days to renew the domain"
     first = await book.put(ref, note(text, tier=Tier.SEMANTIC))
+    clock.now = SAID + timedelta(hours=1)
     second = await book.put(ref, note(text + ".", tier=Tier.SEMANTIC))
     await _infer(book, ref)
     assert len(await book.commitments.list(ref, state="armed")) == 2
@@ -281,6 +287,37 @@ async def test_superseding_the_source_cancels_its_commitment(book: PostgresMemor
     assert len(survivors) == 1
     merged = ({first.id, second.id} - set(survivors)).pop()
     assert states[merged] == ("cancelled", "source-superseded")
+
+
+async def test_one_promise_stated_twice_is_armed_once(book: PostgresMemoryStore) -> None:
+    """The same words with the same condition in two live entries are one promise
+    (memory/commitments/scan.py: promise_key), whichever inference reads them."""
+    ref = unique_ref()
+    text = "Remind me every Monday at 9:00 to review the budget"
+    await book.put_many(ref, [note(text), note(text.upper() + "!")])
+    await _infer(book, ref)
+    await _infer(book, ref, memory_ids=None)
+    assert len(await book.commitments.list(ref, state="armed")) == 1
+    other = await book.put(ref, note("Remind me every Tuesday at 9:00 to review the budget"))
+    await _infer(book, ref)
+    armed = await book.commitments.list(ref, state="armed")
+    assert len(armed) == 2 and other.id in {c.memory_id for c in armed}
+
+
+async def test_a_merged_promise_stays_armed_on_the_survivor(book: PostgresMemoryStore) -> None:
+    """Armed once on whichever entry inference met first; when consolidation merges that
+    entry away, its commitment moves to the survivor instead of ending: the promise is
+    kept, and no merged source holds an armed commitment."""
+    ref = unique_ref()
+    text = "Remind me every Monday at 9:00 to review the budget"
+    entries = await book.put_many(ref, [note(text, tier=Tier.SEMANTIC) for _ in range(2)])
+    await _infer(book, ref)
+    (before,) = await book.commitments.list(ref, state="armed")
+    await book.consolidate(ConsolidateMemoryRequest(memory_ref=parse_memory_ref(ref), run_key="r1"))
+    (after,) = await book.commitments.list(ref, state="armed")
+    live = {e.id for e in await book.list(ref)}
+    assert after.commitment_id == before.commitment_id
+    assert after.memory_id in live and after.memory_id in {e.id for e in entries}
 
 
 async def test_a_cancelled_commitment_never_fires(book: PostgresMemoryStore) -> None:
