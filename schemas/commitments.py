@@ -33,7 +33,8 @@ PREDICATE_WATCH_WORKFLOW = "PredicateWatchWorkflow"
 
 # A due occurrence fires when the worker gets to it at most this late; later it is
 # recorded as missed (no event, no run), so an outage never ends in a flood of stale
-# reminders. Recurring commitments skip ahead to their next instant after now.
+# reminders. A late recurring commitment accounts for every instant it slept through the
+# same way, each fired or missed by its own lateness (docs/commitments.md, Late firings).
 DEFAULT_GRACE_SECONDS = 3600
 # How often a predicate watch evaluates its predicate when no memory_changed signal came.
 DEFAULT_CADENCE_SECONDS = 60
@@ -149,6 +150,12 @@ class FireOutcome(WireResult):
     event_seq: int | None = None
     enqueued_run_id: str | None = None
     next_at: Instant | None = None
+    # A late recurring firing also claims every instant after ``occurrence`` up to the
+    # firing (docs/commitments.md, Late firings): how many of those fired and were
+    # recorded missed, and the runs the fired ones enqueue, in instant order.
+    catch_up_fired: int = Field(default=0, ge=0)
+    catch_up_missed: int = Field(default=0, ge=0)
+    catch_up_run_ids: tuple[str, ...] = ()
 
 
 class CancelCommitmentRequest(WireModel):

@@ -7,9 +7,10 @@ occurrence in the store's ledger and writes commitment.fired in the same transac
 next instant: each run holds one occurrence, so history stays a dozen events however
 long the commitment lives. We chose this loop over a Temporal Schedule per commitment
 because the rrule (every other week on Mon and Wed, DST-correct local times) is the
-source of truth in one place, the catch-up policy is ours (one decision per wake, late
-ones recorded as missed), cancel is one workflow cancel, and one-off and recurring
-commitments share the same code path.
+source of truth in one place, the catch-up policy is ours (a late firing accounts for
+every instant it slept through, each fired or recorded missed by its own lateness; see
+docs/commitments.md, Late firings), cancel is one workflow cancel, and one-off and
+recurring commitments share the same code path.
 
 Start it from the Temporal CLI only through inference (the arming activity derives the
 id and input). Cancelling it (``temporal workflow cancel --workflow-id commitment/<id>``
@@ -35,6 +36,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.activity_calls import call
     from workflows.commitment_cancel import record_cancellation
     from workflows.commitment_runs import enqueue_agent_run
+
+
+# Enqueue the runs of the instants a late firing caught up on. A history recorded before
+# it never saw any (its outcomes had none), so it replays unchanged either way.
+CATCH_UP_RUNS = "commitment-catch-up-runs"
 
 
 @workflow.defn(name=COMMITMENT_WORKFLOW)
@@ -75,6 +81,10 @@ class CommitmentWorkflow:
         )
         if outcome.enqueued_run_id is not None:
             await enqueue_agent_run(ref, outcome.enqueued_run_id)
+        if outcome.catch_up_run_ids and workflow.patched(CATCH_UP_RUNS):
+            # Each id derives from its occurrence and rejects a second start.
+            for run_id in outcome.catch_up_run_ids:
+                await enqueue_agent_run(ref, run_id)
         if outcome.next_at is None:
             workflow.set_current_details(f"Done: {outcome.status}, state {outcome.state}")
             return CommitmentRunResult(commitment_id=request.commitment_id, last=outcome)

@@ -2,9 +2,11 @@
 
 ``next_occurrence(spec, after)`` is the first occurrence strictly after ``after``;
 ``first_occurrence(spec, said_at)`` the first at or after it (the first firing of a
-spec ``recurrence_phrases`` just parsed); ``occurrences`` the next few. The firing path
-(memory/commitments/firing.py) calls ``next_occurrence`` at run time to move a recurring
-commitment to its next instant.
+spec ``recurrence_phrases`` just parsed); ``occurrences`` the next few;
+``occurrences_through`` those up to an instant. The firing path
+(memory/commitments/firing.py) calls ``occurrences_through`` at run time for the instants
+a late firing owes and ``next_occurrence`` to move a recurring commitment to its next
+instant.
 
 Conventions:
 
@@ -118,6 +120,22 @@ def occurrences(spec: RecurringSpec, after: datetime, count: int) -> list[dateti
     while len(found) < count:
         upcoming = next_occurrence(spec, cursor)
         if upcoming is None:
+            break
+        found.append(upcoming)
+        cursor = upcoming
+    return found
+
+
+def occurrences_through(
+    spec: RecurringSpec, after: datetime, until: datetime, limit: int
+) -> list[datetime]:
+    """The occurrences strictly after ``after`` and at or before ``until``, in order, in
+    UTC; at most ``limit`` of them (the first ``limit``)."""
+    found: list[datetime] = []
+    cursor = after
+    while len(found) < limit:
+        upcoming = next_occurrence(spec, cursor)
+        if upcoming is None or upcoming > until:
             break
         found.append(upcoming)
         cursor = upcoming

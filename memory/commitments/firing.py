@@ -9,22 +9,27 @@ false -> true change.
 
 Catch-up policy: an occurrence claimed more than ``grace_seconds`` after its instant (the
 worker or the store was down, or the commitment was inferred after its time) is recorded
-as missed,
-with no event and no run. A recurring commitment then skips to its first instant after
-now, so an outage of weeks costs one decision, never a flood of stale reminders.
+as missed, with no event and no run. A recurring commitment fired late owes every
+instant strictly after the one fired and at or before the firing (the later of the
+timer's firing and the claim): each gets its own ledger row in the same transaction,
+fired (event, run) while still inside its grace window, missed past it, so no instant is
+ever skipped silently while an outage still never floods stale reminders. One firing
+accounts for at most ``MAX_CATCH_UP`` of them; past that next_at is the first instant
+not yet accounted for (already behind us), so the workflow's next run fires at once and
+carries the catch-up on.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from pydantic import TypeAdapter
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.commitment_parsing.recurrence_dates import next_occurrence
+from memory.commitment_parsing.recurrence_dates import next_occurrence, occurrences_through
 from memory.commitments.predicates import PredicateRegistry
 from memory.event_log import PendingEvent, append_events
 from memory.scope import scoped
@@ -44,6 +49,9 @@ from schemas.memory_ref import MemoryRef
 C = tables.commitments
 O = tables.occurrences  # noqa: E741
 SPEC: TypeAdapter[CommitmentSpec] = TypeAdapter(CommitmentSpec)
+# The most instants one late firing catches up on (besides its own); the rest carry on
+# in the next firing, which is due at once.
+MAX_CATCH_UP: Final = 1000
 
 
 async def _locked(connection: AsyncConnection, ref: MemoryRef, commitment_id: str) -> Any:
@@ -60,14 +68,8 @@ async def _claimed(
     return (await connection.execute(query)).first()
 
 
-async def _record_fire(
-    connection: AsyncConnection,
-    row: Any,
-    ref: MemoryRef,
-    occurrence: str,
-    now: datetime,
-) -> tuple[int, str | None]:
-    """Append commitment.fired (content-free) and return its seq and the run id."""
+def _fired_event(row: Any, ref: MemoryRef, occurrence: str) -> tuple[PendingEvent, str | None]:
+    """commitment.fired (content-free) for one occurrence, and the run id it names."""
     run_id = enqueued_run_id(row.commitment_id, occurrence) if row.enqueue_run else None
     event = CommitmentFired(
         commitment_id=row.commitment_id,
@@ -77,10 +79,46 @@ async def _record_fire(
         enqueued_run_id=run_id,
     )
     dedupe = f"commitment.fired:{row.commitment_id}:{occurrence}"
-    (seq,) = await append_events(
-        connection, ref, [PendingEvent(EventType.COMMITMENT_FIRED, event, dedupe)], now
-    )
+    return PendingEvent(EventType.COMMITMENT_FIRED, event, dedupe), run_id
+
+
+async def _record_fire(
+    connection: AsyncConnection,
+    row: Any,
+    ref: MemoryRef,
+    occurrence: str,
+    now: datetime,
+) -> tuple[int, str | None]:
+    """Append commitment.fired (content-free) and return its seq and the run id."""
+    pending, run_id = _fired_event(row, ref, occurrence)
+    (seq,) = await append_events(connection, ref, [pending], now)
     return seq, run_id
+
+
+def _ledger_row(
+    row: Any,
+    ref: MemoryRef,
+    occurrence: str,
+    outcome: str,
+    *,
+    due_at: datetime | None,
+    fired_at: datetime,
+    now: datetime,
+    event_seq: int | None,
+    run_id: str | None,
+) -> dict[str, Any]:
+    return {
+        "commitment_id": row.commitment_id,
+        "occurrence": occurrence,
+        "tenant": ref.tenant,
+        "memory_ref": str(ref),
+        "outcome": outcome,
+        "due_at": due_at,
+        "fired_at": fired_at,
+        "claimed_at": now,
+        "event_seq": event_seq,
+        "enqueued_run_id": run_id,
+    }
 
 
 async def _claim(
@@ -98,18 +136,94 @@ async def _claim(
 ) -> None:
     await connection.execute(
         insert(O).values(
-            commitment_id=row.commitment_id,
-            occurrence=occurrence,
-            tenant=ref.tenant,
-            memory_ref=str(ref),
-            outcome=outcome,
-            due_at=due_at,
-            fired_at=fired_at,
-            claimed_at=now,
-            event_seq=event_seq,
-            enqueued_run_id=run_id,
+            _ledger_row(
+                row,
+                ref,
+                occurrence,
+                outcome,
+                due_at=due_at,
+                fired_at=fired_at,
+                now=now,
+                event_seq=event_seq,
+                run_id=run_id,
+            )
         )
     )
+
+
+CatchUp = tuple[int, int, tuple[str, ...]]  # (fired, missed, run ids of the fired)
+
+
+async def _catch_up(
+    connection: AsyncConnection,
+    row: Any,
+    ref: MemoryRef,
+    owed: list[datetime],
+    request: FireCommitmentRequest,
+    until: datetime,
+    now: datetime,
+) -> CatchUp:
+    """Claim each instant a late firing owes (``owed``, after the one it fires, at or
+    before ``until``): fired with its own event and run while ``until`` is inside its
+    grace window, missed past it. An instant already in the ledger stands as recorded."""
+    if not owed:
+        return 0, 0, ()
+    instants = {instant_occurrence(due): due for due in owed}
+    query = select(O.c.occurrence).where(
+        scoped(O, ref), O.c.commitment_id == row.commitment_id, O.c.occurrence.in_(list(instants))
+    )
+    taken = set((await connection.execute(query)).scalars())
+    grace = timedelta(seconds=request.grace_seconds)
+    owing = [(occ, due) for occ, due in instants.items() if occ not in taken]
+    fired = [(occ, due) for occ, due in owing if until - due <= grace]
+    built = [_fired_event(row, ref, occ) for occ, _ in fired]
+    seqs = await append_events(connection, ref, [pending for pending, _ in built], now)
+    recorded = {
+        occ: (seq, run_id) for (occ, _), seq, (_, run_id) in zip(fired, seqs, built, strict=True)
+    }
+    values = [
+        _ledger_row(
+            row,
+            ref,
+            occ,
+            "fired" if occ in recorded else "missed",
+            due_at=due,
+            fired_at=request.fired_at,
+            now=now,
+            event_seq=recorded.get(occ, (None, None))[0],
+            run_id=recorded.get(occ, (None, None))[1],
+        )
+        for occ, due in owing
+    ]
+    if values:
+        await connection.execute(insert(O), values)
+    run_ids = tuple(run_id for _, run_id in recorded.values() if run_id is not None)
+    return len(fired), len(owing) - len(fired), run_ids
+
+
+async def _caught_up(connection: AsyncConnection, ref: MemoryRef, recorded: Any) -> CatchUp:
+    """What the firing that claimed ``recorded`` caught up on, for its retry: the later
+    instants claimed in the same transaction (same claim and firing instants), up to
+    that firing's own bound."""
+    if recorded.due_at is None:
+        return 0, 0, ()
+    query = (
+        select(O.c.outcome, O.c.enqueued_run_id)
+        .where(
+            scoped(O, ref),
+            O.c.commitment_id == recorded.commitment_id,
+            O.c.claimed_at == recorded.claimed_at,
+            O.c.fired_at == recorded.fired_at,
+            O.c.due_at > recorded.due_at,
+            O.c.due_at <= max(recorded.fired_at, recorded.claimed_at),
+        )
+        .order_by(O.c.due_at)
+        .limit(MAX_CATCH_UP)
+    )
+    rows = (await connection.execute(query)).all()
+    fired = [r for r in rows if r.outcome == "fired"]
+    run_ids = tuple(r.enqueued_run_id for r in fired if r.enqueued_run_id is not None)
+    return len(fired), len(rows) - len(fired), run_ids
 
 
 async def fire_time_occurrence(
@@ -122,7 +236,9 @@ async def fire_time_occurrence(
     occurrence = instant_occurrence(request.due_at)
     recorded = await _claimed(connection, ref, row.commitment_id, occurrence)
     if recorded is not None:
-        # A retry after the commit, or a duplicate workflow: what happened stands.
+        # A retry after the commit, or a duplicate workflow: what happened stands,
+        # including the instants that firing caught up on (their runs still to enqueue).
+        caught_fired, caught_missed, caught_runs = await _caught_up(connection, ref, recorded)
         return FireOutcome(
             commitment_id=row.commitment_id,
             status="already-claimed",
@@ -131,12 +247,16 @@ async def fire_time_occurrence(
             event_seq=recorded.event_seq,
             enqueued_run_id=recorded.enqueued_run_id,
             next_at=row.next_at if row.state == "armed" else None,
+            catch_up_fired=caught_fired,
+            catch_up_missed=caught_missed,
+            catch_up_run_ids=caught_runs,
         )
     if row.state != "armed" or row.spec is None:
         return FireOutcome(commitment_id=row.commitment_id, status="not-armed", state=row.state)
     # Late by the later of the timer's firing (workflow time) and this claim (the store's
     # clock): a firing held up by a store outage is as late as its claim.
-    late = max(request.fired_at, now) - request.due_at > timedelta(seconds=request.grace_seconds)
+    until = max(request.fired_at, now)
+    late = until - request.due_at > timedelta(seconds=request.grace_seconds)
     seq, run_id = (
         (None, None) if late else await _record_fire(connection, row, ref, occurrence, now)
     )
@@ -154,20 +274,27 @@ async def fire_time_occurrence(
     )
     spec = SPEC.validate_python(row.spec)
     next_at: datetime | None = None
+    caught: CatchUp = (0, 0, ())
     if isinstance(spec, RecurringSpec):
-        # Skip every instant already behind us: one decision per wake, never a flood.
-        next_at = next_occurrence(spec, max(request.due_at, request.fired_at))
+        # Every instant slept through is owed: each fired or missed, never skipped.
+        owed = occurrences_through(spec, request.due_at, until, MAX_CATCH_UP)
+        caught = await _catch_up(connection, row, ref, owed, request, until, now)
+        # Past the cap, the first instant not yet accounted for (behind us) comes next.
+        capped = len(owed) == MAX_CATCH_UP
+        next_at = next_occurrence(spec, owed[-1] if capped else max(request.due_at, until))
         state = "armed" if next_at is not None else "expired"
     else:
         state = "missed" if late else "fired"
+    fired = (0 if late else 1) + caught[0]
+    missed = (1 if late else 0) + caught[1]
     await connection.execute(
         update(C)
         .where(scoped(C, ref), C.c.commitment_id == row.commitment_id)
         .values(
             state=state,
             next_at=next_at,
-            fire_count=C.c.fire_count + (0 if late else 1),
-            missed_count=C.c.missed_count + (1 if late else 0),
+            fire_count=C.c.fire_count + fired,
+            missed_count=C.c.missed_count + missed,
             ended_reason=(
                 None if state == "armed" else ("recurrence-ended" if state == "expired" else None)
             ),
@@ -182,6 +309,9 @@ async def fire_time_occurrence(
         event_seq=seq,
         enqueued_run_id=run_id,
         next_at=next_at,
+        catch_up_fired=caught[0],
+        catch_up_missed=caught[1],
+        catch_up_run_ids=caught[2],
     )
 
 

@@ -194,7 +194,7 @@ async def test_an_occurrence_past_the_grace_window_is_missed_not_fired(
     assert (after.state, after.missed_count) == ("missed", 1)
 
 
-async def test_a_recurring_commitment_skips_ahead_after_an_outage_never_floods(
+async def test_a_recurring_commitment_after_an_outage_accounts_every_instant_never_floods(
     book: PostgresMemoryStore,
 ) -> None:
     ref, _, row = await _one_commitment(book, "Remind me every day at 9:00 to check the queue")
@@ -205,8 +205,12 @@ async def test_a_recurring_commitment_skips_ahead_after_an_outage_never_floods(
     outcome = await _fire(book, ref, row.commitment_id, due, woke)
     assert outcome.status == "missed"
     assert outcome.next_at == datetime(2026, 12, 5, 9, 0, tzinfo=UTC)
+    # Every instant slept through is accounted for (issue 20): nine missed, and Dec 4 (five
+    # minutes before the wake, inside its grace) fired; none is skipped silently, and the
+    # ten days do not flood: only what is still within grace fires.
+    assert (outcome.catch_up_fired, outcome.catch_up_missed) == (1, 9)
     fired = await _fire(book, ref, row.commitment_id, outcome.next_at, outcome.next_at)
-    assert fired.status == "fired" and len(await _fired_events(book, ref)) == 1
+    assert fired.status == "fired" and len(await _fired_events(book, ref)) == 2
 
 
 async def test_a_predicate_fires_once_per_false_to_true_transition(
