@@ -520,9 +520,16 @@ def check_run(checks: Checks, run: ForgetRun, expected_entries: int, derived: bo
             count("memory_snapshots", "deleted"),
             report.snapshots_dropped,
         ),
-        "memory_events inserted = entries removed + rewritten": (
+        "memory_events inserted = entries removed + rewritten + index refreshes": (
             count("memory_events", "inserted"),
-            report.entries + report.distilled_removed + report.distilled_rewritten,
+            report.entries
+            + report.distilled_removed
+            + report.distilled_rewritten
+            + 2 * report.indexes_refreshed,  # workspace.updated for the JSON and the .md
+        ),
+        "memory_events updated = events_rewritten (forgotten tags)": (
+            count("memory_events", "updated"),
+            report.events_rewritten,
         ),
     }
     for name, (seen, expected) in pairs.items():

@@ -22,6 +22,8 @@ Following lineage (memory/lineage.py) from the erased entries:
 - **Snapshots** holding an erased or rewritten entry are dropped.
 - The erased rows are deleted; the event log records memory.deleted (reason forget) or
   memory.expired (reason ttl) and memory.updated for rewrites, ids only.
+- **Forgotten tags** (carried by erased entries, by no remaining one) leave the
+  MEMORY-INDEX, the tag counters and the event payloads (memory/forgotten_tags.py).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory import tables
 from memory.distiller import LINE_PREFIX
 from memory.event_log import PendingEvent, append_events, removal_event
+from memory.forgotten_tags import erase_tag_names
 from memory.lineage import DISTILLED, derived_from, earliest_expiry
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.scope import scoped
@@ -68,6 +71,7 @@ class ErasurePass:
     secrets: MemorySecretRegistry | None
     targets: list[str]
     erased: set[str] = field(default_factory=set)
+    erased_tags: set[str] = field(default_factory=set)
     rewritten: dict[str, str] = field(default_factory=dict)
     before: dict[str, str] = field(default_factory=dict)
     versions: dict[str, int] = field(default_factory=dict)
@@ -75,6 +79,9 @@ class ErasurePass:
     archives_rewritten: int = 0
     archives_removed: int = 0
     snapshots_dropped: int = 0
+    events_rewritten: int = 0
+    index_refreshed: bool = False
+    index_versions_removed: int = 0
 
 
 def _sha(value: Any) -> str:
@@ -131,6 +138,13 @@ async def erase_in_ref(connection: AsyncConnection, state: ErasurePass) -> None:
             await _rewrite_without_archive(connection, state, distillates[output_id])
     await _drop_snapshots(connection, state)
     await _delete_rows(connection, state)
+    tags = await erase_tag_names(
+        connection, state.ref, state.now, state.secrets, state.erased, state.erased_tags
+    )
+    state.snapshots_dropped += tags.snapshots_dropped
+    state.events_rewritten = tags.events_rewritten
+    state.index_refreshed = tags.index_refreshed
+    state.index_versions_removed = tags.index_versions_removed
 
 
 async def _rewrite_without_archive(
@@ -350,9 +364,12 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
         await connection.execute(
             delete(E)
             .where(scoped(E, state.ref), E.c.id == any_(texts("erased", sorted(state.erased))))
-            .returning(E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
+            .returning(
+                E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version, E.c.tags
+            )
         )
     ).all()
+    state.erased_tags = {tag for row in removed for tag in row.tags}
     gone = sorted(state.erased)
     await connection.execute(
         delete(L).where(
@@ -394,5 +411,8 @@ def report(memory_ref: str, dry_run: bool, passes: Sequence[ErasurePass]) -> Era
         archives_rewritten=sum(p.archives_rewritten for p in passes),
         archives_removed=sum(p.archives_removed for p in passes),
         snapshots_dropped=sum(p.snapshots_dropped for p in passes),
+        events_rewritten=sum(p.events_rewritten for p in passes),
+        indexes_refreshed=sum(1 for p in passes if p.index_refreshed),
+        index_versions_removed=sum(p.index_versions_removed for p in passes),
         entry_ids=tuple(sorted(targets)[:MAX_LISTED_IDS]),
     )

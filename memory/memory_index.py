@@ -9,18 +9,24 @@ so loading the index costs a known, bounded number of tokens.
 Each write is a new monotonic version of the workspace file (RFC 0059) and records
 workspace.updated {path, version}. A human-readable MEMORY-INDEX.md sibling is written
 alongside; the JSON is normative.
+
+An index version is a derived copy like an archive: when an erasure forgets a tag, a new
+version is written without it and the earlier versions that named it are removed
+(``remove_versions_naming``), JSON and .md alike; see docs/architecture.md.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import rfc8785
-from sqlalchemy import func, insert, select
+from sqlalchemy import Integer, any_, bindparam, delete, func, insert, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
@@ -28,6 +34,7 @@ from memory.event_log import PendingEvent
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import live
 from memory.scope import scoped
+from memory.sql_arrays import texts
 from memory.tokens import TOKENIZER_NAME, count_tokens
 from schemas.base import format_instant
 from schemas.capabilities import MEMORY_INDEX_MAX_TOKENS
@@ -284,6 +291,58 @@ async def refresh_index(
         connection, ref, INDEX_MD_PATH, markdown, now, count_tokens(markdown.decode("utf-8"))
     )
     return written, [json_event, md_event]
+
+
+async def index_exists(connection: AsyncConnection, ref: MemoryRef) -> bool:
+    found = await connection.execute(
+        select(W.c.version).where(scoped(W, ref), W.c.path == INDEX_PATH).limit(1)
+    )
+    return found.first() is not None
+
+
+# Above this many names, a LIKE per name and version costs more than reading the
+# versions and looking the names up in a set.
+_PREFILTER_NAMES = 64
+
+
+def _like_any(names: Collection[str]) -> list[str]:
+    """LIKE patterns finding a name in the JSON as written there (JSON-escaped)."""
+    forms = {json.dumps(name, ensure_ascii=False)[1:-1] for name in names}
+    escaped = (f.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for f in forms)
+    return sorted(f"%{form}%" for form in escaped)
+
+
+async def remove_versions_naming(
+    connection: AsyncConnection, ref: MemoryRef, names: Collection[str], before_version: int
+) -> int:
+    """Delete the MEMORY-INDEX versions older than ``before_version`` whose JSON lists
+    one of ``names`` as a tag (not merely contains the string, say inside a longer tag),
+    and their .md siblings: ``refresh_index`` writes both with the same version number,
+    and the .md lists only what its JSON lists. Returns the number of files removed."""
+    if not names:
+        return 0
+    query = select(W.c.version, W.c.body).where(
+        scoped(W, ref), W.c.path == INDEX_PATH, W.c.version < before_version
+    )
+    if len(names) <= _PREFILTER_NAMES:
+        body = func.convert_from(W.c.body, "UTF8")
+        query = query.where(body.like(any_(texts("patterns", _like_any(names)))))
+    wanted = set(names)
+    versions = [
+        row.version
+        for row in (await connection.execute(query)).all()
+        if any(t.get("tag") in wanted for t in json.loads(row.body).get("tags", []))
+    ]
+    if not versions:
+        return 0
+    removed = await connection.execute(
+        delete(W).where(
+            scoped(W, ref),
+            W.c.path == any_(texts("paths", [INDEX_PATH, INDEX_MD_PATH])),
+            W.c.version == any_(bindparam("versions", versions, type_=ARRAY(Integer))),
+        )
+    )
+    return int(removed.rowcount or 0)
 
 
 async def read_workspace_file(

@@ -33,5 +33,11 @@ class ErasureReport(WireResult):
     archives_rewritten: int = Field(default=0, ge=0)
     archives_removed: int = Field(default=0, ge=0)
     snapshots_dropped: int = Field(default=0, ge=0)
+    # Forgotten tags (carried by erased entries, by no remaining one): event payloads in
+    # which they were replaced by a marker, memoryRefs whose MEMORY-INDEX got a new
+    # version, and earlier index versions (JSON and .md files) removed for naming one.
+    events_rewritten: int = Field(default=0, ge=0)
+    indexes_refreshed: int = Field(default=0, ge=0)
+    index_versions_removed: int = Field(default=0, ge=0)
     # The erased source ids, up to MAX_LISTED_IDS (entries counts them all).
     entry_ids: tuple[str, ...] = ()

@@ -13,6 +13,7 @@ import asyncio
 import random
 import uuid
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
@@ -69,10 +70,11 @@ async def test_inference_beside_consolidation_arms_a_merged_promise_once(
         await store.put_many(ref, [note(promise, tier=Tier.SEMANTIC) for _ in range(2)])
         await side_by_side(
             rng,
-            lambda ref=ref, trial=trial: store.consolidate(
-                ConsolidateMemoryRequest(memory_ref=ref, run_key=f"race-{trial}")
+            partial(
+                store.consolidate,
+                ConsolidateMemoryRequest(memory_ref=ref, run_key=f"race-{trial}"),
             ),
-            lambda ref=ref: store.commitments.infer(InferCommitmentsRequest(memory_ref=ref)),
+            partial(store.commitments.infer, InferCommitmentsRequest(memory_ref=ref)),
         )
         armed = await armed_sources(engine, ref)
         assert all(live for _, live in armed), (trial, "armed for a merged source")
@@ -89,8 +91,8 @@ async def test_inference_beside_forget_leaves_nothing_armed_for_the_forgotten_en
         target = await store.put(ref, note(promise))
         await side_by_side(
             rng,
-            lambda ref=ref, target=target: store.forget(ref, ForgetRequest(ids=(target.id,))),
-            lambda ref=ref: store.commitments.infer(InferCommitmentsRequest(memory_ref=ref)),
+            partial(store.forget, ref, ForgetRequest(ids=(target.id,))),
+            partial(store.commitments.infer, InferCommitmentsRequest(memory_ref=ref)),
         )
         assert await armed_sources(engine, ref) == [], trial
         assert await tables_holding(engine, promise) == [], trial
@@ -107,7 +109,7 @@ async def test_snapshot_beside_forget_keeps_no_forgotten_text(
         await store.put_many(ref, [note(f"Ordinary fact number {i}") for i in range(20)])
         await side_by_side(
             rng,
-            lambda ref=ref, trial=trial: store.snapshot(ref, f"session-{trial}"),
-            lambda ref=ref, target=target: store.forget(ref, ForgetRequest(ids=(target.id,))),
+            partial(store.snapshot, ref, f"session-{trial}"),
+            partial(store.forget, ref, ForgetRequest(ids=(target.id,))),
         )
         assert await tables_holding(engine, secret_fact) == [], trial
