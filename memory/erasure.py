@@ -67,7 +67,7 @@ class ErasurePass:
 
     ref: MemoryRef
     now: datetime
-    reason: str  # "forget" or "ttl"
+    reason: str  # "forget", "delete" or "ttl"
     secrets: MemorySecretRegistry | None
     targets: list[str]
     erased: set[str] = field(default_factory=set)

@@ -170,7 +170,7 @@ class PostgresMemoryStore:
         )
 
     async def delete(self, memory_ref: Ref, memory_id: str) -> bool:
-        return await self.entries.delete(_parse(memory_ref), memory_id)
+        return await self.erasure.delete(_parse(memory_ref), memory_id)
 
     async def archive_working_memory(self, memory_ref: Ref) -> int:
         return await self.entries.archive_working_memory(_parse(memory_ref))

@@ -29,9 +29,8 @@ from memory.field_redaction import (
     refuse_secret,
     refuse_secret_in_attribution,
 )
-from memory.input_gate import ENTRY_ID, MAX_INT32, checked, checked_int, checked_value, possible
-from memory.lineage import marked_under
-from memory.locks import lock, tier_capacity
+from memory.input_gate import ENTRY_ID, MAX_INT32, checked, checked_int, checked_value
+from memory.locks import lock, memory_ref_order, tier_capacity
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.repositories.limits import StoreLimits
 from memory.rows import live, to_host_entry
@@ -164,16 +163,6 @@ class EntryWrites:
             await append_events(connection, ref, events, now)
         return to_host_entry(row)
 
-    async def delete(self, ref: MemoryRef, memory_id: str) -> bool:
-        if not possible(ENTRY_ID, memory_id):
-            return False
-        async with self.db.reading() as connection:
-            hidden = await marked_under(connection, ref, [memory_id])
-        # The visible entry and the copies consolidation merged into it, which would
-        # otherwise stay hidden forever (or come back on undo).
-        removed = await self.delete_where(ref, [E.c.id.in_([memory_id, *hidden])], "delete")
-        return removed >= 1
-
     async def archive_working_memory(self, ref: MemoryRef) -> int:
         """Task end (RFC-0015 §2.1): record memory.archived for every working-tier entry
         of the ref and clear them. Events carry ids and versions, not values."""
@@ -194,6 +183,10 @@ class EntryWrites:
     ) -> int:
         now = self.db.now()
         async with self.db.writing() as connection:
+            # Ordered with inference and the other derived operations (memory/locks.py):
+            # an inference either sees these rows gone or made commitments the delete
+            # trigger ends.
+            await lock(connection, memory_ref_order(ref))
             statement = delete(E).where(scoped(E, ref), *clauses).returning(*REMOVED_COLUMNS)
             removed = (await connection.execute(statement)).all()
             await append_removal_events(connection, removed, event_type, reason, now)

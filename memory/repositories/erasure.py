@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, select
 from memory import tables
 from memory.erasure import ErasurePass, erase_in_ref
 from memory.erasure import report as erasure_report
-from memory.input_gate import TEXT_ID, checked, possible
+from memory.input_gate import ENTRY_ID, TEXT_ID, checked, possible
 from memory.lineage import DISTILLED, derived_from, marked_under
 from memory.locks import erasure_guard, lock, memory_ref_order
 from memory.redaction import MemorySecretRegistry
@@ -74,6 +74,16 @@ class Erasure:
         distilled = select(L.c.artifact_id).where(scoped(L, ref), L.c.artifact_kind == DISTILLED)
         clauses = [scoped(E, ref), E.c.expires_at <= self.db.now(), E.c.id.not_in(distilled)]
         return await self._erase(ref, clauses, "ttl", False, secrets)
+
+    async def delete(self, ref: MemoryRef, memory_id: str) -> bool:
+        """Delete one entry (openwop/OpenIntent delete) as an erasure: the copies
+        consolidation merged into it and every derived copy of its text and tags go too
+        (memory.deleted, reason "delete"), under the same locks as a forget, so no
+        inference or snapshot running beside it keeps what it said."""
+        if not possible(ENTRY_ID, memory_id):
+            return False
+        clauses = [scoped(E, ref), E.c.id == memory_id]
+        return (await self._erase(ref, clauses, "delete", False, None)).entries >= 1
 
     async def lineage(self, ref: MemoryRef, entry_id: str) -> list[LineageLink]:
         """Where an entry's text went: every derived artifact, transitively (audit)."""

@@ -182,6 +182,7 @@ async def test_event_log_is_monotonic_content_free_and_append_only(
         ref, note("the body text", "t1"), attribution=Attribution(agent_id="agent-1", node_id="n1")
     )
     await store.update(ref, entry.id, EntryChanges(tags=("t2",)), expected_version=1)
+    written = (await store.events(ref))[1]
     await store.delete(ref, entry.id)
     events = await store.events(ref)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -192,13 +193,16 @@ async def test_event_log_is_monotonic_content_free_and_append_only(
         "memory.written",
         "memory.deleted",
     ]
-    assert events[1].payload == {
+    assert written.payload == {
         "memoryRef": ref,
         "memoryId": entry.id,
         "nodeId": "n1",
         "agentId": "agent-1",
         "tags": ["t1"],
     }
+    # A delete is an erasure (issue 20): the tags only the deleted entry carried are
+    # forgotten in the log too; sequence, type and ids stay.
+    assert events[1].payload == {**written.payload, "tags": ["[FORGOTTEN]"]}
     assert events[2].payload["previousVersion"] == 1
     assert all("the body text" not in str(e.payload) for e in events)
     async with engine.connect() as connection:
