@@ -1,7 +1,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo serve test lint format typecheck schemas bench chaos soak histories clean
+.PHONY: setup demo serve test lint format typecheck schemas bench chaos soak races-soak histories clean
 
 setup:
 	python3 -m venv $(VENV)
@@ -39,6 +39,10 @@ chaos:
 
 soak:
 	$(PY) -m chaos --soak
+
+# Every pair of maintenance operations on one memoryRef, 200 trials per pair (tests/support/races.py).
+races-soak:
+	$(PY) -m tests.support.races --soak
 
 histories:
 	$(PY) -m tests.support.record_histories
