@@ -647,10 +647,8 @@ class RaceReport:
             lines.append(f"{name:<24} {self.trials[name]:>6} {cells}")
         cells = " ".join(f"{totals[i]:>{w}}" for i, w in zip(INVARIANTS, widths, strict=True))
         lines.append(f"{'total':<24} {sum(self.trials.values()):>6} {cells}")
-        lines.append(
-            f"{len(self.failures)} violations; * reported, not failed: delete may keep"
-            " derived copies today"
-        )
+        flagged = f"; reported, not failed: {', '.join(FLAGS)}" if FLAGS else ""
+        lines.append(f"{len(self.failures)} violations{flagged}")
         examples: dict[tuple[str, str], Violation] = {}
         for violation in self.violations:
             examples.setdefault((violation.pair, violation.invariant), violation)
