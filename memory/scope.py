@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import ColumnElement, FromClause, Table, and_, bindparam, true
+from sqlalchemy import ColumnElement, FromClause, Table, and_, bindparam
 from sqlalchemy.sql import operators, visitors
 from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ColumnClause
 from sqlalchemy.sql.selectable import Alias
@@ -75,12 +75,9 @@ def scope_params(ref: MemoryRef) -> dict[str, str]:
 
 def all_tenants(reason: str) -> dict[str, str]:
     """Execution options for a statement that spans tenants on purpose:
-    ``statement.execution_options(**all_tenants("ttl sweep"))``. Its WHERE clause is
-    ``true()``-neutral; the declaration is what the scope check accepts."""
+    ``statement.execution_options(**all_tenants("ttl sweep"))``; the declaration is
+    what the scope check accepts."""
     return {CROSS_TENANT_OPTION: reason}
-
-
-ANY_ROW = true()
 
 
 # ------------------------------------------------------------------ the check

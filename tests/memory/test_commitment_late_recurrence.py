@@ -18,21 +18,13 @@ from memory.commitments import firing
 from memory.store import PostgresMemoryStore
 from schemas.commitments import FireCommitmentRequest, FireOutcome, InferCommitmentsRequest
 from schemas.memory_ref import parse_memory_ref
-from tests.support.factories import note, unique_ref
+from tests.support.factories import Clock, note, unique_ref
 
 SAID = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)  # a Monday
 DAY = timedelta(days=1)
 HOUR = timedelta(hours=1)
 # The most owed instants one firing accounts for (memory/commitments/firing.py).
 MAX_CATCH_UP = 1000
-
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture

@@ -20,18 +20,10 @@ from schemas.commitments import (
 from schemas.consolidation import ConsolidateMemoryRequest
 from schemas.memory_entry import ForgetRequest, Tier
 from schemas.memory_ref import parse_memory_ref
-from tests.support.factories import note, unique_ref
+from tests.support.factories import Clock, note, unique_ref
 from tests.support.scan import tables_holding
 
 SAID = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)  # a Monday
-
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture

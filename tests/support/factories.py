@@ -7,6 +7,7 @@ history audit (tests/support/session_history_audit.py) can prove none of it reac
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from schemas.memory_entry import NewMemoryEntry, Tier
 
@@ -28,3 +29,14 @@ def canary() -> str:
     value = f"canary-{uuid.uuid4().hex}"
     SECRET_CANARIES.add(value)
     return value
+
+
+class Clock:
+    """A settable store clock: ``PostgresMemoryStore(engine, clock=Clock(t))``, then move
+    ``clock.now`` to let time pass."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
