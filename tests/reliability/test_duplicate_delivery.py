@@ -46,6 +46,7 @@ from tests.support.duplicate_delivery import (
     workflows_of,
 )
 from tests.support.factories import note, unique_ref
+from tests.support.workflow_runs import enqueued_run_result
 from workflows.commitment_inference import CommitmentInferenceWorkflow, inference_workflow_id
 from workflows.consolidation import ConsolidationWorkflow, consolidation_workflow_id
 from workflows.distillation import DistillationWorkflow
@@ -127,7 +128,7 @@ async def _assert_commitments_fired_once(
     assert fired[0].payload["commitmentId"] == commitment.commitment_id
     assert await count_rows(engine, tables.occurrences, commitment_id=commitment.commitment_id) == 1
     run_id = str(fired[0].payload["enqueuedRunId"])
-    await client.get_workflow_handle(run_id).result()
+    await enqueued_run_result(client, run_id)
     runs = await workflows_of(client, f"WorkflowType = 'AgentRunWorkflow' AND MemoryRef = '{ref}'")
     assert [r.id for r in runs] == [run_id]
     for watch in watches:

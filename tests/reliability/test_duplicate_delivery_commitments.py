@@ -43,6 +43,7 @@ from tests.support.duplicate_delivery import (
     workflows_of,
 )
 from tests.support.factories import note, unique_ref
+from tests.support.workflow_runs import enqueued_run_result
 from worker import build_worker
 from workflows.commitment import CommitmentWorkflow
 from workflows.commitment_inference import CommitmentInferenceWorkflow, inference_workflow_id
@@ -153,7 +154,7 @@ async def test_duplicate_signals_and_inferences_fire_a_predicate_commitment_once
     assert fired[0]["commitmentId"] == commitment.commitment_id
     assert sum([(await _status(w)).fires for w in watches]) == 1
     run_id = str(fired[0]["enqueuedRunId"])
-    await client.get_workflow_handle(run_id).result()
+    await enqueued_run_result(client, run_id)
     for w in watches:
         await w.terminate("test over")
     runs = await workflows_of(client, f"WorkflowType = 'AgentRunWorkflow' AND MemoryRef = '{ref}'")

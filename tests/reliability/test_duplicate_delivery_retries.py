@@ -42,7 +42,7 @@ from tests.support.duplicate_delivery import (
     workflows_of,
 )
 from tests.support.factories import note, unique_ref
-from workflows.agent_run import AgentRunWorkflow
+from tests.support.workflow_runs import enqueued_run_result
 from workflows.commitment import CommitmentWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
@@ -117,12 +117,7 @@ async def test_a_dream_whose_committing_activities_lose_their_completion_applies
         fired = await store.events(ref, types=[EventType.COMMITMENT_FIRED.value])
         run_ids = sorted(str(e.payload["enqueuedRunId"]) for e in fired)
         # Each agent run completes, its snapshot and index load retried too.
-        digests = [
-            await asyncio.wait_for(
-                client.get_workflow_handle_for(AgentRunWorkflow.run, run_id).result(), 30
-            )
-            for run_id in run_ids
-        ]
+        digests = [await enqueued_run_result(client, run_id) for run_id in run_ids]
         assert [d.memory_ref for d in digests] == [ref, ref]
         by_condition = {c.condition: c for c in commitments}
         time_commitment = by_condition["time"].commitment_id

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine
-from temporalio.client import WorkflowHandle, WorkflowHistory
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
@@ -26,25 +24,11 @@ from schemas.commitments import (
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note, unique_ref
 from tests.support.scan import row_counts
-from workflows.agent_run import AgentRunWorkflow
+from tests.support.workflow_runs import enqueued_run_result
 from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.registry import ALL_WORKFLOWS
 
 HOUR = timedelta(hours=1)
-T = TypeVar("T")
-
-
-async def _once_started(run: WorkflowHandle[Any, T]) -> T:
-    """The run's result, once the commitment workflow has started it: the fired event is
-    committed by the fire activity, and the workflow starts the run only after that
-    activity returns, so under load the run may not exist yet when the test asks."""
-    while True:
-        try:
-            return await run.result()
-        except RPCError as error:
-            if error.status != RPCStatusCode.NOT_FOUND:
-                raise
-            await asyncio.sleep(0.2)
 
 
 async def test_an_hourly_commitment_armed_hours_late_accounts_for_every_hour(
@@ -99,8 +83,8 @@ async def test_an_hourly_commitment_armed_hours_late_accounts_for_every_hour(
     (only,) = fired
     assert only["enqueuedRunId"] == ledger[-1].enqueued_run_id is not None
     # The workflow enqueued the caught-up instant's run.
-    run = client.get_workflow_handle_for(AgentRunWorkflow.run, str(only["enqueuedRunId"]))
-    assert (await asyncio.wait_for(_once_started(run), 60)).memory_ref == ref
+    run = await enqueued_run_result(client, str(only["enqueuedRunId"]))
+    assert run.memory_ref == ref
 
     # Replaying the run that caught up re-runs no activity and writes nothing.
     handle = client.get_workflow_handle(commitment_workflow_id(cid))
