@@ -93,13 +93,16 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     client = await connect_when_ready(settings)
     async with open_store(settings) as store:
         worker = build_worker(client, settings, store)
-        log.info(
-            "worker polling task queue %r on %s (namespace %s)",
-            settings.task_queue,
-            settings.temporal_address,
-            settings.temporal_namespace,
-        )
         async with worker:
+            # Logged once the worker has started (validated against the server and
+            # polling), so a supervisor or test that waits for this line and then stops
+            # the worker never stops one that is still starting.
+            log.info(
+                "worker polling task queue %r on %s (namespace %s)",
+                settings.task_queue,
+                settings.temporal_address,
+                settings.temporal_namespace,
+            )
             await stop.wait()
         log.info("worker stopped")
 
