@@ -1,347 +1,237 @@
-"""Commitment-parser accuracy on three phrase sets, with dateparser measured in the same run.
+"""Commitment-parser accuracy on public time-expression corpora, per development and test
+half, with dateparser and parsedatetime measured in the same run.
 
-    python -m benchmarks.commitment_parser_bench             # every phrase
-    python -m benchmarks.commitment_parser_bench --quick     # 15 phrases per set (smoke)
+    python -m benchmarks.time_corpora.fetch                      # once: the sdist corpora
+    python -m benchmarks.commitment_parser_bench                 # both halves
+    python -m benchmarks.commitment_parser_bench --half dev --misses
+    python -m benchmarks.commitment_parser_bench --quick         # wheel corpora, 15 rows/half
 
-1. ctparse's corpus (``ctparse.time.corpus.corpus``, shipped in the ctparse wheel): rows
-   of (expected "Time[]{YYYY-MM-DD HH:MM (X/X)}", reference time, phrases). Scored: the
-   English phrases of Time targets that fix a whole date and/or a clock time. Skipped,
-   and counted by reason: German phrases (umlauts or German words), Interval and
-   Duration targets, part-of-day targets ("morning", "first"), and partial dates (a
-   year or a month alone). A phrase is correct when every field the target specifies
-   (the date; hour:minute) equals ours; resolved in UTC at the reference time.
-2. recurrent's test expressions (``recurrent.test.expressions``, shipped in the
-   recurrent wheel; the module is imported for its list, its tests are not run). Scored:
-   the rows whose expectation is a rule dict, in two rows of the table. Rules an RRULE
-   body holds: correct when FREQ, INTERVAL, BYDAY and BYMONTHDAY match (as sets) and
-   BYHOUR/BYMINUTE/BYMONTH match where the row gives them; a value the row leaves to
-   its reference date (bare "weekly" -> that weekday) counts as that value, since our
-   rules spell it out. Rules that also need a count, until, dtstart, exdate, exrule,
-   bysetpos, byyearday or byweekno (which our RecurringSpec does not hold): correct only
-   when we return no rule, since any rule would drop part of the phrase. Rows expecting
-   one date or nothing are skipped, counted, and checked for false recurrences.
-3. Our own commitment phrasings (benchmarks/commitment_phrases.py): whole entries
-   through ``infer_commitment``, split into one-off times, recurrences, conditions, and
-   entries that are not commitments or must not be guessed at.
+Corpora (benchmarks/time_corpora/, one module each; each module's docstring holds its
+rules: what is scored, what a row expects, what is skipped and why):
 
-The baseline is ``dateparser.parse(phrase, settings={"PREFER_DATES_FROM": "future",
-"RELATIVE_BASE": <reference>})`` out of the box. It has no notion of recurrence or
-conditions (n/a there). On our set it gets the bare time phrase, not the whole entry.
-Each row reports correct, wrong (an answer that differs) and none (no answer).
-Results go to benchmarks/results/commitment-parser.json (commitment-parser-quick.json
-with --quick).
+- ctparse corpus (ctparse wheel), recurrent's expressions (recurrent wheel);
+- dateparser 1.5.0's own test cases and timefhuman 0.1.4's end-to-end cases, read with
+  ``ast`` from sdists fetched once into .cache/time-corpora/. When one is missing the
+  benchmark exits 2 naming ``python -m benchmarks.time_corpora.fetch``; nothing
+  downloads here.
+
+Split: every row has a half in benchmarks/time_corpora/split.json (committed before any
+tuning; see split.py). A row whose key the file lacks is counted as "unassigned",
+listed, and never scored. Only the development halves may be used to tune the grammar:
+``--misses`` lists our wrong and none answers on the dev half only, never the test half.
+
+Scoring (benchmarks/time_corpora/scoring.py): ours through the whole inference path,
+``infer_commitment("Remind me " + phrase, (), said_at=<reference, UTC>, zone=UTC)``;
+the baselines on the bare phrase: dateparser out of the box (PREFER_DATES_FROM=future,
+RELATIVE_BASE=reference) and parsedatetime (``Calendar().parseDT(phrase,
+sourceTime=reference)``, status 0 = none), both with the past filter ours applies (an
+instant not after the reference is no answer). Per row a verdict correct / wrong / none:
+
+- one-off instant expected: equal on the fields the row fixes (the date; hour:minute
+  only when the phrase fixes a clock) is correct; another instant, a recurrence or a
+  condition is wrong; no answer (Unparsable, None) is none;
+- no commitment expected (no date, or a past instant a reminder can never be due at):
+  no answer is correct, any answer wrong;
+- a recurrence expected (recurrent): ours is compared part by part with the row's rule
+  (scoring.rule_matches); an instant is wrong; rules needing count/until/exceptions
+  expect no answer.
+
+Targets, checked on each test half (PASS/FAIL per row, exit status 0 either way): ours
+wrong <= 1% of scored rows, and ours correct >= dateparser correct. Results go to
+benchmarks/results/commitment-parser.json (commitment-parser-quick.json with --quick),
+with the targets, the skip counts and a sha256 of memory/commitment_parsing/*.py (the
+grammar measured).
+
+Regression section (not part of the accuracy table): our own phrasings
+(benchmarks/commitment_phrases.py), whole entries through ``infer_commitment``, split
+into one-off times, recurrences, conditions and non-commitments; dateparser gets the
+bare time phrase of the one-off cases.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import hashlib
 import json
 import platform
-import re
 import sys
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
-from zoneinfo import ZoneInfo
+from typing import Any
 
 from benchmarks.commitment_phrases import CASES, Case
+from benchmarks.time_corpora import CORPORA, FETCHED, WHEEL_SHIPPED, Loader
+from benchmarks.time_corpora.fetch import FETCH_COMMAND, SDISTS, CorpusMissing, require
+from benchmarks.time_corpora.rows import Instant, NoCommitment, Recurrence, Row
+from benchmarks.time_corpora.scoring import PARSERS, Answer, Verdict, verdict
+from benchmarks.time_corpora.split import HALVES, Half, load_split
 from memory.commitment_parsing.inference import Inferred, Unparsable, infer_commitment
-from memory.commitment_parsing.recurrence_dates import rrule_parts
-from memory.commitment_parsing.recurrence_phrases import parse_recurrence
-from memory.commitment_parsing.time_resolution import parse_time_phrase
 from memory.commitment_parsing.time_words import localize
 
-T = TypeVar("T")
+REPO = Path(__file__).resolve().parents[1]
 RESULTS_DIR = Path(__file__).with_name("results")
 QUICK_LIMIT = 15
-UTC_ZONE = ZoneInfo("UTC")
+WRONG_SHARE_MAX = 0.01  # target: ours wrong <= 1% of scored test rows
 
 
 @dataclass
 class Tally:
-    """Correct / wrong / none counts of one parser on one set, and its time."""
+    """Correct / wrong / none counts of one parser on one half, and its time."""
 
     correct: int = 0
     wrong: int = 0
     none: int = 0
+    errors: int = 0  # the parser raised (counted as none too)
     seconds: float = 0.0
 
     @property
     def scored(self) -> int:
         return self.correct + self.wrong + self.none
 
-    def add(self, outcome: str) -> None:
+    def add(self, outcome: Verdict) -> None:
         setattr(self, outcome, getattr(self, outcome) + 1)
-
-    def percent(self) -> float:
-        return 100.0 * self.correct / self.scored if self.scored else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "correct": self.correct,
             "wrong": self.wrong,
             "none": self.none,
-            "accuracy": round(self.percent() / 100, 4),
+            "errors": self.errors,
             "ms_per_phrase": round(1000 * self.seconds / self.scored, 3) if self.scored else None,
         }
 
 
 @dataclass
-class SetResult:
+class HalfResult:
+    corpus: str
+    half: Half
+    tallies: dict[str, Tally] = field(default_factory=lambda: {p: Tally() for p in PARSERS})
+    by_kind: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # kind, parser, verdict
+    misses: list[str] = field(default_factory=list)
+
+    @property
+    def scored(self) -> int:
+        return self.tallies["ours"].scored
+
+    def targets(self) -> dict[str, Any]:
+        ours, theirs = self.tallies["ours"], self.tallies["dateparser"]
+        wrong_ok = ours.wrong <= WRONG_SHARE_MAX * self.scored
+        correct_ok = ours.correct >= theirs.correct
+        return {
+            "wrong": ours.wrong,
+            "wrong_max": round(WRONG_SHARE_MAX * self.scored, 2),
+            "wrong_ok": wrong_ok,
+            "correct": ours.correct,
+            "dateparser_correct": theirs.correct,
+            "correct_ok": correct_ok,
+            "pass": wrong_ok and correct_ok,
+        }
+
+
+@dataclass
+class CorpusResult:
     name: str
-    ours: Tally = field(default_factory=Tally)
-    dateparser: Tally | None = field(default_factory=Tally)
+    halves: dict[Half, HalfResult]
+    rows: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
-    notes: list[str] = field(default_factory=list)
-    misses: list[str] = field(default_factory=list)  # phrases we got wrong (corpus text)
+    unassigned: list[str] = field(default_factory=list)  # keys absent from split.json
+    limited: int = 0  # scored rows left out by --quick
 
 
-def timed(tally: Tally, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``call(*args, **kwargs)``, its time added to ``tally``."""
+def kind_of(row: Row) -> str:
+    expected = row.expected
+    if isinstance(expected, Instant):
+        return "instant"
+    if isinstance(expected, NoCommitment):
+        return "no commitment"
+    if isinstance(expected, Recurrence):
+        return "rule" if expected.representable else "rule beyond RRULE"
+    return "?"
+
+
+def timed(tally: Tally, call: Callable[[Row], Answer], row: Row) -> Answer:
     started = time.perf_counter()
     try:
-        return call(*args, **kwargs)
+        return call(row)
     finally:
         tally.seconds += time.perf_counter() - started
 
 
-def dateparser_parse(phrase: str, base: datetime) -> datetime | None:
-    """The baseline, out of the box: future preference, relative to ``base`` (naive)."""
-    import dateparser
-
-    return dateparser.parse(phrase, settings={"PREFER_DATES_FROM": "future", "RELATIVE_BASE": base})
-
-
-# ---------------------------------------------------------------------------------------
-# 1. ctparse
-
-_TARGET = re.compile(r"^Time\[\]\{(?P<date>\S+) (?P<time>\S+) \((?P<dow>[^/]*)/(?P<pod>[^)]*)\)\}$")
-_FOLLOWING_WEEKDAY = re.compile(
-    r"\b(?:next|following)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.IGNORECASE
-)
-_GERMAN_CHARS = re.compile("[äöüß]")
-_GERMAN_WORDS = frozenset(
-    {
-        *("heute", "morgen", "gestern", "jetzt", "genau", "gerade", "eben", "zu", "dieser"),
-        *("zeit", "ende", "des", "monats", "jahres", "um", "uhr", "den", "dem", "der", "die"),
-        *("das", "vom", "von", "bis", "zum", "ab", "nach", "vor", "gegen", "woche", "diesen"),
-        *("abends", "morgens", "nachmittag", "nachmittags", "vormittag", "vormittags"),
-        *("mittags", "nachts", "sehr", "erster", "letzter", "viertel", "halb", "acht"),
-        *("neun", "mitternacht", "ein", "eine", "nacht", "tage", "wochen", "minuten"),
-        *("monat", "stunde", "halbe", "zwischen", "und", "nicht", "ten", "ter", "mai"),
-        *("januar", "februar", "juni", "juli", "oktober", "dezember", "dez", "mrz", "mo"),
-        *("früh", "spät", "später", "nächste", "nächsten", "frühestens", "spätestens"),
-        *("abend", "mittag", "am", "so", "wie", "möglich", "möglicher", "vorgestern"),
-    }
-)
-_GERMAN_STEMS = ("montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag")
-
-
-def is_german(phrase: str) -> bool:
-    """Umlauts, German weekday stems or German words ("am" only where English has no
-    "8 am": at the start or after a word)."""
-    lowered = phrase.casefold()
-    if _GERMAN_CHARS.search(lowered):
-        return True
-    tokens = re.findall(r"[a-zäöüß]+|\d+", lowered)
-    for index, token in enumerate(tokens):
-        if token.startswith(_GERMAN_STEMS) or token in ("uhr",):
-            return True
-        if token == "am":
-            if index == 0 or not tokens[index - 1].isdigit():
-                return True
+def run_corpus(
+    name: str,
+    load: Loader,
+    split: dict[str, dict[str, Half]],
+    halves: Sequence[Half],
+    limit: int | None,
+    misses: bool,
+) -> CorpusResult:
+    rows = list(load())
+    assigned = split.get(name, {})
+    result = CorpusResult(name, {h: HalfResult(name, h) for h in halves}, rows=len(rows))
+    for row in rows:
+        if row.key not in assigned:
+            result.unassigned.append(row.key)
             continue
-        if token in _GERMAN_WORDS:
-            return True
-    return bool(re.search(r"\d(?:uhr|ten|ter)\b", lowered))
-
-
-@dataclass(frozen=True)
-class Target:
-    day: date | None
-    clock: tuple[int, int] | None
-
-
-def ctparse_target(expected: str) -> Target | str:
-    """The fields a ctparse target specifies, or why it is out of scope."""
-    if expected.startswith("Interval"):
-        return "interval target"
-    if expected.startswith("Duration"):
-        return "duration target"
-    found = _TARGET.match(expected)
-    if found is None:
-        return "unknown target shape"
-    if found.group("pod") != "X" or found.group("dow") != "X":
-        return "part-of-day target (morning, first, ...)"
-    date_text, time_text = found.group("date"), found.group("time")
-    if "X" in date_text and date_text != "X-X-X":
-        return "partial date (year or month only)"
-    day = None if date_text == "X-X-X" else date.fromisoformat(date_text)
-    clock = None
-    if time_text != "X:X":
-        hour, minute = time_text.split(":")
-        clock = (int(hour), int(minute))
-    if day is None and clock is None:
-        return "empty target"
-    return Target(day, clock)
-
-
-def judge_fields(target: Target, got: datetime | None) -> str:
-    if got is None:
-        return "none"
-    if target.day is not None and got.date() != target.day:
-        return "wrong"
-    if target.clock is not None and (got.hour, got.minute) != target.clock:
-        return "wrong"
-    return "correct"
-
-
-def ctparse_rows() -> Iterable[tuple[str, str, str]]:
-    corpus = importlib.import_module("ctparse.time.corpus").corpus
-    for expected, reference, phrases in corpus:
-        for phrase in phrases:
-            yield expected, reference, phrase
-
-
-def run_ctparse(limit: int | None) -> SetResult:
-    result = SetResult("ctparse corpus (English Time)")
-    assert result.dateparser is not None
-    scored = convention = 0
-    for expected, reference, phrase in ctparse_rows():
-        if is_german(phrase):
-            result.skipped["German phrase"] += 1
+        if not row.scored:
+            result.skipped[row.skip or "no expectation"] += 1
             continue
-        target = ctparse_target(expected)
-        if isinstance(target, str):
-            result.skipped[target] += 1
+        half = assigned[row.key]
+        if half not in result.halves:
             continue
-        if limit is not None and scored >= limit:
-            result.skipped["--quick limit"] += 1
+        target = result.halves[half]
+        if limit is not None and target.scored >= limit:
+            result.limited += 1
             continue
-        scored += 1
-        base = datetime.fromisoformat(reference)
-        ours = timed(
-            result.ours, parse_time_phrase, phrase, now=base.replace(tzinfo=UTC), zone=UTC_ZONE
-        )
-        outcome = judge_fields(target, None if ours is None else ours.local)
-        result.ours.add(outcome)
-        if outcome != "correct":
-            result.misses.append(f"{phrase!r} -> {ours.local if ours else None} ({expected})")
-        theirs = timed(result.dateparser, dateparser_parse, phrase, base)
-        result.dateparser.add(judge_fields(target, theirs))
-        if outcome == "wrong" and _FOLLOWING_WEEKDAY.search(phrase):
-            convention += 1
-    result.notes.append(
-        f"{convention} of ours' wrong answers are 'next/following <weekday>', which we read "
-        "as the coming one (our convention) and ctparse as the one in the week after"
-    )
+        assert row.expected is not None
+        for parser, call in PARSERS.items():
+            tally = target.tallies[parser]
+            answer = timed(tally, call, row)
+            outcome = verdict(row.expected, answer, row.reference)
+            tally.add(outcome)
+            tally.errors += answer.error is not None
+            target.by_kind[(kind_of(row), parser, outcome)] += 1
+            if parser == "ours" and outcome != "correct" and misses and half == "dev":
+                target.misses.append(
+                    f"{outcome:<5} {row.phrase!r} (said {row.reference:%Y-%m-%d %H:%M}, "
+                    f"{row.group}) -> {answer.describe()}; expected {row.expected.describe()}"
+                )
     return result
 
 
 # ---------------------------------------------------------------------------------------
-# 2. recurrent
-
-_REPRESENTABLE = {"freq", "interval", "byday", "bymonthday", "bymonth", "byhour", "byminute"}
+# Regression: our own phrasings (not part of the accuracy table)
 
 
-def recurrent_rows() -> list[tuple[str, Any]]:
-    # Importing the module builds its expression list; unittest runs nothing on import.
-    module = importlib.import_module("recurrent.test")
-    rows = []
-    for row in module.expressions:
-        rows.append((row[0], row[1]))
-    return rows
+@dataclass
+class OwnResult:
+    name: str
+    ours: Tally = field(default_factory=Tally)
+    dateparser: Tally | None = None
+    misses: list[str] = field(default_factory=list)
 
 
-def _values(value: Any) -> set[str]:
-    return {v.strip().lstrip("+").upper() for v in str(value).split(",") if v.strip()}
-
-
-def judge_recurrence(expected: dict[str, Any], ours: dict[str, str] | None, now: datetime) -> str:
-    if ours is None:
-        return "correct" if set(expected) - _REPRESENTABLE else "none"
-    if set(expected) - _REPRESENTABLE:
-        return "wrong"  # we returned a rule that drops a count, bound or exception
-    freq = str(expected["freq"]).upper()
-    implied: dict[str, str] = {}
-    # What dateutil fills in from the reference date when the row leaves it out.
-    if freq == "WEEKLY" and "byday" not in expected:
-        implied["byday"] = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")[now.weekday()]
-    if freq in ("MONTHLY", "YEARLY") and "byday" not in expected and "bymonthday" not in expected:
-        implied["bymonthday"] = str(now.day)
-    if freq == "YEARLY" and "bymonth" not in expected:
-        implied["bymonth"] = str(now.month)
-    checks = [
-        ours.get("FREQ") == freq,
-        int(ours.get("INTERVAL", "1")) == int(expected.get("interval", 1)),
-    ]
-    for key in ("byday", "bymonthday", "bymonth"):
-        want = expected.get(key, implied.get(key))
-        got = ours.get(key.upper())
-        checks.append(_values(want) == _values(got) if want is not None else got is None)
-    for key in ("byhour", "byminute"):
-        if key in expected:
-            checks.append(_values(expected[key]) == _values(ours.get(key.upper(), "")))
-    return "correct" if all(checks) else "wrong"
-
-
-def run_recurrent(limit: int | None) -> list[SetResult]:
-    """Two rows: rules an RRULE body can hold, and rules that need more (where the
-    right answer for us is no rule)."""
-    plain = SetResult("recurrent: representable rules", dateparser=None)
-    beyond = SetResult("recurrent: needs count/until/except", dateparser=None)
-    module_now = importlib.import_module("recurrent.test").NOW
-    now = module_now.replace(tzinfo=UTC)
-    false_recurrences = 0
-    for phrase, expected in recurrent_rows():
-        if not isinstance(expected, dict):
-            kind = type(expected).__name__
-            reason = {
-                "NoneType": "not a date (expected nothing)",
-                "ExpectedFailure": "known failure in recurrent (expected nothing)",
-            }.get(kind, "one-off date (not a recurrence)")
-            plain.skipped[reason] += 1
-            if parse_recurrence(phrase, now=now, zone=UTC_ZONE) is not None:
-                false_recurrences += 1
-            continue
-        result = beyond if set(expected) - _REPRESENTABLE else plain
-        if limit is not None and result.ours.scored >= limit:
-            result.skipped["--quick limit"] += 1
-            continue
-        spec = timed(result.ours, parse_recurrence, phrase, now=now, zone=UTC_ZONE)
-        ours = None if spec is None else rrule_parts(spec.rrule)
-        outcome = judge_recurrence(expected, ours, now)
-        result.ours.add(outcome)
-        if outcome != "correct":
-            result.misses.append(f"{phrase!r} -> {spec.rrule if spec else None} ({expected})")
-    beyond.notes.append("correct = no rule returned (a rule would drop part of the phrase)")
-    skipped = sum(v for k, v in plain.skipped.items() if k != "--quick limit")
-    plain.notes.append(
-        f"of the {skipped} skipped rows (one date or nothing), {false_recurrences} were read "
-        "as a recurrence by ours (recurrent marks 'once a month' as an expected failure)"
-    )
-    return [plain, beyond]
-
-
-# ---------------------------------------------------------------------------------------
-# 3. our phrasings
+_OWN_GROUPS = {
+    "once": "one-off times",
+    "recurring": "recurrences",
+    "predicate": "conditions",
+    "none": "not commitments / no guess",
+    "unparsable": "not commitments / no guess",
+}
 
 
 def expected_instant(case: Case) -> datetime:
     assert case.expected is not None
     if case.expected.endswith("Z"):
         return datetime.fromisoformat(case.expected)
-    naive = datetime.fromisoformat(case.expected)
-    return localize(naive, case.said.zone).astimezone(UTC)
+    return localize(datetime.fromisoformat(case.expected), case.said.zone).astimezone(UTC)
 
 
-def judge_case(case: Case, outcome: Inferred | Unparsable | None) -> str:
+def judge_case(case: Case, outcome: Inferred | Unparsable | None) -> Verdict:
     if case.kind == "none":
         return "correct" if outcome is None else "wrong"
     if case.kind == "unparsable":
@@ -349,81 +239,50 @@ def judge_case(case: Case, outcome: Inferred | Unparsable | None) -> str:
     if not isinstance(outcome, Inferred):
         return "none"
     if case.kind == "once":
-        at = getattr(outcome.spec, "at", None)
-        return "correct" if at == expected_instant(case) else "wrong"
+        return "correct" if getattr(outcome.spec, "at", None) == expected_instant(case) else "wrong"
     if case.kind == "recurring":
-        rrule = getattr(outcome.spec, "rrule", None)
-        return "correct" if rrule == case.expected else "wrong"
+        return "correct" if getattr(outcome.spec, "rrule", None) == case.expected else "wrong"
     return "correct" if outcome.normalized_condition == case.expected else "wrong"
 
 
-_OWN_GROUPS = {
-    "once": "own set: one-off times",
-    "recurring": "own set: recurrences",
-    "predicate": "own set: conditions",
-    "none": "own set: not commitments / no guess",
-    "unparsable": "own set: not commitments / no guess",
-}
+def dateparser_on_case(case: Case) -> Verdict:
+    import dateparser
+
+    assert case.phrase is not None
+    base = case.said.at.replace(tzinfo=None)
+    settings: Any = {"PREFER_DATES_FROM": "future", "RELATIVE_BASE": base}
+    theirs = dateparser.parse(case.phrase, settings=settings)
+    if theirs is None:
+        return "none"
+    instant = localize(theirs.replace(tzinfo=None), case.said.zone).astimezone(UTC)
+    return "correct" if instant == expected_instant(case) else "wrong"
 
 
-def same_day_level(case: Case, instant: datetime | None) -> bool:
-    """Correct on the fields the phrase fixes: the date alone for a date-only phrase."""
-    if instant is None:
-        return False
-    expected = expected_instant(case)
-    if not case.date_only:
-        return instant == expected
-    zone = case.said.zone
-    return instant.astimezone(zone).date() == expected.astimezone(zone).date()
-
-
-def run_own(limit: int | None) -> list[SetResult]:
-    groups: dict[str, SetResult] = {}
-    day_level = Counter[str]()
+def run_own(limit: int | None, misses: bool) -> list[OwnResult]:
+    groups: dict[str, OwnResult] = {}
     for case in CASES:
         name = _OWN_GROUPS[case.kind]
-        result = groups.setdefault(
-            name, SetResult(name, dateparser=Tally() if case.kind == "once" else None)
-        )
+        result = groups.setdefault(name, OwnResult(name))
         if limit is not None and result.ours.scored >= limit:
-            result.skipped["--quick limit"] += 1
             continue
-        outcome = timed(
-            result.ours,
-            infer_commitment,
-            case.text,
-            case.tags,
-            said_at=case.said.at,
-            zone=case.said.zone,
-        )
-        verdict = judge_case(case, outcome)
-        result.ours.add(verdict)
-        if verdict != "correct":
+        started = time.perf_counter()
+        judged: Verdict
+        try:
+            outcome = infer_commitment(
+                case.text, case.tags, said_at=case.said.at, zone=case.said.zone
+            )
+            judged = judge_case(case, outcome)
+        except Exception as error:
+            outcome, judged = None, "none"
+            result.ours.errors += 1
+            result.misses.append(f"{case.text!r} raised {type(error).__name__}")
+        result.ours.seconds += time.perf_counter() - started
+        result.ours.add(judged)
+        if judged != "correct" and misses and outcome is not None:
             result.misses.append(f"{case.text!r} -> {outcome}")
-        if result.dateparser is not None and case.phrase is not None:
-            base = case.said.at.replace(tzinfo=None)
-            theirs = timed(result.dateparser, dateparser_parse, case.phrase, base)
-            instant = None
-            if theirs is not None:
-                instant = localize(theirs.replace(tzinfo=None), case.said.zone).astimezone(UTC)
-            if theirs is None:
-                result.dateparser.add("none")
-            else:
-                result.dateparser.add("correct" if instant == expected_instant(case) else "wrong")
-            ours_at = getattr(getattr(outcome, "spec", None), "at", None)
-            day_level["ours"] += same_day_level(case, ours_at)
-            day_level["dateparser"] += same_day_level(case, instant)
-            day_level["n"] += 1
-            day_level["date_only"] += case.date_only
-    once_group = groups.get(_OWN_GROUPS["once"])
-    if once_group is not None and day_level["n"]:
-        n, dates_only = day_level["n"], day_level["date_only"]
-        ours_pct, theirs_pct = (100 * day_level[k] / n for k in ("ours", "dateparser"))
-        once_group.notes.append(
-            f"scored on the fields the phrase fixes (the date alone for the {dates_only} "
-            f"date-only phrases, whose 09:00/20:00 is our convention): ours {ours_pct:.1f}%, "
-            f"dateparser {theirs_pct:.1f}%"
-        )
+        if case.kind == "once" and case.phrase is not None:
+            result.dateparser = result.dateparser or Tally()
+            result.dateparser.add(dateparser_on_case(case))
     return list(groups.values())
 
 
@@ -431,72 +290,165 @@ def run_own(limit: int | None) -> list[SetResult]:
 # Report
 
 
-def _cell(tally: Tally | None) -> str:
-    if tally is None:
-        return f"{'n/a':>8} {'':>5} {'':>5}"
-    return f"{tally.percent():>7.1f}% {tally.wrong:>5} {tally.none:>5}"
+def _counts(tally: Tally) -> str:
+    return f" | {tally.correct:>7} {tally.wrong:>5} {tally.none:>5}"
 
 
-def print_table(results: Sequence[SetResult]) -> None:
-    print(
-        f"{'phrase set':<38} {'n':>4}  {'ours':>8} {'wrong':>5} {'none':>5}"
-        f"  {'dateparser':>8} {'wrong':>5} {'none':>5}  {'skipped':>7}"
-    )
+def print_table(results: Sequence[CorpusResult]) -> None:
+    names = "".join(f" | {p:^19}" for p in PARSERS)
+    columns = "".join(f" | {'correct':>7} {'wrong':>5} {'none':>5}" for _ in PARSERS)
+    print(f"{'':<18} {'':<4} {'':>6}{names}")
+    print(f"{'corpus':<18} {'half':<4} {'scored':>6}{columns} | target (test half)")
     for result in results:
-        print(
-            f"{result.name:<38} {result.ours.scored:>4}  {_cell(result.ours)}"
-            f"  {_cell(result.dateparser):>22}  {sum(result.skipped.values()):>7}"
-        )
+        for half in result.halves.values():
+            cells = "".join(_counts(half.tallies[p]) for p in PARSERS)
+            verdict_text = " |"
+            if half.half == "test" and half.scored:
+                t = half.targets()
+                verdict_text = (
+                    f" | {'PASS' if t['pass'] else 'FAIL'} "
+                    f"(wrong {t['wrong']} <= {t['wrong_max']}: "
+                    f"{'ok' if t['wrong_ok'] else 'no'}; correct {t['correct']} >= dateparser "
+                    f"{t['dateparser_correct']}: {'ok' if t['correct_ok'] else 'no'})"
+                )
+            print(f"{result.name:<18} {half.half:<4} {half.scored:>6}{cells}{verdict_text}")
+    print()
     for result in results:
-        for reason, count in sorted(result.skipped.items()):
-            print(f"  skipped from {result.name}: {count} {reason}")
-        for note in result.notes:
-            print(f"  {result.name}: {note}")
+        print(f"{result.name}: {result.rows} rows, skipped {sum(result.skipped.values())}")
+        for reason, count in result.skipped.most_common():
+            print(f"  skipped: {count} {reason}")
+        if result.limited:
+            print(f"  not run (--quick): {result.limited}")
+        if result.unassigned:
+            print(f"  UNASSIGNED (absent from split.json, not scored): {len(result.unassigned)}")
+            for key in result.unassigned[:10]:
+                print(f"    {key}")
+        for half in result.halves.values():
+            kinds = sorted({k for k, _, _ in half.by_kind})
+            for kind in kinds:
+                parts = []
+                for parser in PARSERS:
+                    c = [half.by_kind[(kind, parser, v)] for v in ("correct", "wrong", "none")]
+                    parts.append(f"{parser} {c[0]}/{c[1]}/{c[2]}")
+                print(f"  {half.half} {kind}: " + ", ".join(parts) + "  (ok/wrong/none)")
+            errors = half.tallies["ours"].errors
+            if errors:
+                print(f"  {half.half}: ours RAISED on {errors} rows (counted as none)")
+
+
+def print_own(results: Sequence[OwnResult]) -> None:
+    print("\nregression: own phrase set (benchmarks/commitment_phrases.py, whole entries)")
+    for r in results:
+        theirs = ""
+        if r.dateparser is not None:
+            d = r.dateparser
+            theirs = f"   dateparser {d.correct} ok / {d.wrong} wrong / {d.none} none"
+        o = r.ours
+        ours = f"ours {o.correct} ok / {o.wrong} wrong / {o.none} none"
+        print(f"  {r.name:<28} {o.scored:>4}  {ours}{theirs}")
+    for r in results:
+        for miss in r.misses:
+            print(f"  miss [{r.name}]: {miss}")
+
+
+def grammar_checksum() -> str:
+    """sha256 over memory/commitment_parsing/*.py: which grammar was measured."""
+    digest = hashlib.sha256()
+    for path in sorted((REPO / "memory" / "commitment_parsing").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def document(
+    results: Sequence[CorpusResult],
+    own: Sequence[OwnResult],
+    args: argparse.Namespace,
+    elapsed: float,
+) -> dict[str, Any]:
+    return {
+        "benchmark": "commitment_parser_bench",
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "grammar_sha256": grammar_checksum(),
+        "quick": args.quick,
+        "halves": args.half,
+        "python": platform.python_version(),
+        "total_seconds": round(elapsed, 2),
+        "targets": {"wrong_share_max": WRONG_SHARE_MAX, "correct_at_least": "dateparser"},
+        "corpora": [
+            {
+                "name": r.name,
+                "rows": r.rows,
+                "skipped": dict(r.skipped),
+                "unassigned": len(r.unassigned),
+                "not_run_quick": r.limited,
+                "halves": {
+                    h.half: {
+                        "scored": h.scored,
+                        **{p: t.to_json() for p, t in h.tallies.items()},
+                        **({"targets": h.targets()} if h.half == "test" else {}),
+                    }
+                    for h in r.halves.values()
+                },
+            }
+            for r in results
+        ],
+        "regression": [
+            {
+                "name": r.name,
+                "ours": r.ours.to_json(),
+                "dateparser": None if r.dateparser is None else r.dateparser.to_json(),
+            }
+            for r in own
+        ],
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help=f"{QUICK_LIMIT} phrases per set")
-    parser.add_argument("--limit", type=int, default=None, help="phrases scored per set")
+    parser.add_argument("--half", choices=("dev", "test", "both"), default="both")
+    parser.add_argument("--misses", action="store_true", help="our misses, dev half only")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"wheel corpora only, {QUICK_LIMIT} rows per half"
+    )
     parser.add_argument("--json", type=Path, default=None, help="where to write the results")
-    parser.add_argument("--misses", action="store_true", help="list the phrases ours missed")
     args = parser.parse_args(argv)
-    limit = args.limit if args.limit is not None else (QUICK_LIMIT if args.quick else None)
-    # dateparser warns about pytz/zoneinfo deprecations on some versions; not ours.
+    halves: tuple[Half, ...] = HALVES if args.half == "both" else (args.half,)
+    limit = QUICK_LIMIT if args.quick else None
+    corpora = WHEEL_SHIPPED if args.quick else CORPORA
+    if args.misses and "dev" not in halves:
+        print("--misses lists the dev half only; the test half is never shown")
     warnings.filterwarnings("ignore", category=DeprecationWarning)
+    split = load_split()
     started = time.perf_counter()
-    dateparser_parse("tomorrow", datetime(2026, 1, 1))  # import and warm up outside the timings
-    results = [run_ctparse(limit), *run_recurrent(limit), *run_own(limit)]
+    results = []
+    try:
+        if not args.quick:
+            for sdist in SDISTS:  # before any work: a missing corpus fails at once
+                require(sdist)
+        for name, load in corpora.items():
+            results.append(run_corpus(name, load, split, halves, limit, args.misses))
+    except CorpusMissing as missing:
+        print(f"error: {missing}", file=sys.stderr)
+        print(f"fetch the corpora once with: {FETCH_COMMAND}", file=sys.stderr)
+        return 2
+    own = run_own(limit, args.misses)
     elapsed = time.perf_counter() - started
     print_table(results)
-    if args.misses:
-        for result in results:
-            for miss in result.misses:
-                print(f"  miss [{result.name}]: {miss}")
+    if args.quick:
+        print(f"(--quick: fetched corpora not run: {', '.join(FETCHED)})")
+    for result in results:
+        for half in result.halves.values():
+            for miss in half.misses:
+                print(f"  miss [{result.name} dev]: {miss}")
+    print_own(own)
     print(f"total {elapsed:.1f} s")
-    document = {
-        "benchmark": "commitment_parser_bench",
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "limit": limit,
-        "python": platform.python_version(),
-        "total_seconds": round(elapsed, 2),
-        "sets": [
-            {
-                "name": r.name,
-                "scored": r.ours.scored,
-                "ours": r.ours.to_json(),
-                "dateparser": None if r.dateparser is None else r.dateparser.to_json(),
-                "skipped": dict(r.skipped),
-                "notes": r.notes,
-            }
-            for r in results
-        ],
-    }
     target = args.json or RESULTS_DIR / (
-        "commitment-parser-quick.json" if limit is not None else "commitment-parser.json"
+        "commitment-parser-quick.json" if args.quick else "commitment-parser.json"
     )
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    target.write_text(
+        json.dumps(document(results, own, args, elapsed), indent=2) + "\n", encoding="utf-8"
+    )
     print(f"results: {target}")
     return 0
 
