@@ -17,7 +17,8 @@ Conventions:
 - The clause runs to the end of its sentence: to the first of , ; : ! ? or a full stop
   followed by a space or the end, or to " then ".
 - Not an introduction: "once a week"/"once every"/"once per"/"once more"/"once again"
-  (frequencies and adverbs), "when"/"once" right after a verb that asks a question
+  (frequencies and adverbs), "after next" ("Friday after next" is a day), "when"/"once"
+  right after a verb that asks a question
   ("ask when the invoice is due", "find out when", "check when"), and any introduction
   whose clause opens with a time ("after 3 days", "when it's 5pm", "once tomorrow"):
   the caller reads those as times.
@@ -42,7 +43,7 @@ STOPWORDS: Final = frozenset(
 
 INTRO_PATTERN: Final = re.compile(
     r"\b(?:as\s+soon\s+as|when(?:ever)?|once|after)\b(?!\s+(?:a|per|every|each|more|again|"
-    r"in\s+a\s+while)\b)",
+    r"in\s+a\s+while|next)\b)",
     re.IGNORECASE,
 )
 # Verbs after which "when ..." is a question to ask, not a condition to wait for.
@@ -120,6 +121,12 @@ def slug(clause: str) -> str:
             words.append(word)
     joined = re.sub(r"[^a-z0-9]+", "-", " ".join(words)).strip("-")
     return joined[:MAX_SLUG].rstrip("-")
+
+
+def is_explicit(clause: str) -> bool:
+    """Does ``clause`` name its predicate exactly ("tag <t> exists", "key <k> is <v>")?"""
+    text = clause.strip().rstrip(".")
+    return any(pattern.match(text) for pattern, _ in _EXPLICIT)
 
 
 def predicate_for_clause(clause: str) -> PredicateSpec | None:

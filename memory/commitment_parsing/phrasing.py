@@ -41,19 +41,37 @@ def is_tagged_intention(tags: Sequence[str]) -> bool:
     return any(tag.strip().casefold() in INTENTION_TAGS for tag in tags)
 
 
+Span = tuple[int, int]
+
+
+def locate_intention(text: str, tags: Sequence[str]) -> tuple[Span, Span] | None:
+    """``(lead, condition)`` of a candidate entry as offsets into ``text``, or None when
+    it is not one (``split_intention`` gives the strings)."""
+    match = TRIGGER_PATTERN.search(text)
+    if match is not None:
+        lead = text[: match.start()].rstrip(" \t\r\n").rstrip(_LEADING_PUNCTUATION)
+        lead_start = len(lead) - len(lead.lstrip())
+        rest = text[match.end() :]
+        start = match.end() + len(rest) - len(rest.lstrip(_LEADING_PUNCTUATION))
+        end = len(text.rstrip())
+        return (lead_start, len(lead)), (start, max(start, end))
+    if is_tagged_intention(tags):
+        start = len(text) - len(text.lstrip())
+        return (0, 0), (start, max(start, len(text.rstrip())))
+    return None
+
+
 def split_intention(text: str, tags: Sequence[str]) -> tuple[str, str] | None:
     """``(lead, condition)`` of a candidate entry, or None when it is not one.
 
     ``lead`` is the text before the trigger phrase ("Next Monday: follow up with Dana"
     says when before the trigger); empty for a tagged entry without a trigger phrase.
     """
-    match = TRIGGER_PATTERN.search(text)
-    if match is not None:
-        lead = text[: match.start()].strip().rstrip(_LEADING_PUNCTUATION)
-        return lead, text[match.end() :].lstrip(_LEADING_PUNCTUATION).rstrip()
-    if is_tagged_intention(tags):
-        return "", text.strip()
-    return None
+    found = locate_intention(text, tags)
+    if found is None:
+        return None
+    (lead_start, lead_end), (start, end) = found
+    return text[lead_start:lead_end], text[start:end]
 
 
 def extract_intention(text: str, tags: Sequence[str]) -> str | None:

@@ -28,17 +28,24 @@ Conventions:
   ("until", "starting", "for the next 3 weeks"), exceptions ("except"), positions
   ("instance"), week numbers, seconds, two different recurrences in one phrase, or a
   recurrence next to a one-off date ("every week on the 4th day").
-- "at 17:00 UTC"/"GMT" makes the rule run in UTC; a clock time next to another zone
-  abbreviation ("5pm PST") gives None.
+- "at 17:00 UTC"/"GMT" (an allowed zone abbreviation, ``ParsingConventions``) makes the
+  rule run in that zone; a clock time next to another zone abbreviation ("5pm PST")
+  gives none.
+- Every word of the recurrence phrase must be read (``coverage.regions``: the
+  recognizer's match and the time pieces count as read; task words after a task
+  introducer or verb are not part of it): "every Monday at 9 sharp-ish" has none.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from typing import Final
 from zoneinfo import ZoneInfo
 
+from memory.commitment_parsing.conventions import DEFAULT_CONVENTIONS, ParsingConventions
+from memory.commitment_parsing.coverage import regions
 from memory.commitment_parsing.recurrence_rules import (
     MONTH_NAME_RE,
     NUMBER_WORD_RE,
@@ -49,12 +56,13 @@ from memory.commitment_parsing.recurrence_rules import (
     find_all,
     is_adjective,
 )
+from memory.commitment_parsing.text_map import MappedText, normalize_mapped
 from memory.commitment_parsing.time_grammar import scan
+from memory.commitment_parsing.time_resolution import Refusal
 from memory.commitment_parsing.time_words import (
     DEFAULT_TIME,
     PARTS_OF_DAY,
     WEEKDAY_RE,
-    normalize_text,
 )
 from schemas.commitment_spec import RecurringSpec
 
@@ -83,7 +91,9 @@ RECURRENCE_SIGNAL: Final = re.compile(
     + "|"
     + NUMBER_WORD_RE
     + r"|last|days?|weeks?|week\s?days?|weekends?|months?|years?|hours?|hrs?|minutes?|mins?"
-    r"|seconds?|secs?|morning|afternoon|evening|night|"
+    + r"|"
+    + MONTH_NAME_RE
+    + r"|seconds?|secs?|morning|afternoon|evening|night|"
     + WEEKDAY_RE
     + r")|daily|weekly|monthly|yearly|annually|hourly|nightly|fortnightly|biweekly|bimonthly"
     r"|everyday|weekdays|weekends|once\s+(?:a|per|every)\s+\w+|twice\s+(?:a|per|every)\s+\w+"
@@ -103,21 +113,31 @@ _STRAY_DAY: Final = re.compile(r"\b(?:\d{1,3}(?:st|nd|rd|th)|day\s+\d{1,3})\b")
 _POD_AFTER: Final = re.compile(r"\s*(morning|afternoon|evening|night)s?\b")
 
 
+@dataclass(frozen=True)
+class _Times:
+    times: list[time]
+    said: bool  # whether the phrase gave a time of day
+    taken: bytes  # the characters the time pieces consumed
+    codes: tuple[str, ...]
+
+
 def _times(
-    rule: Rule, text: str, span: Found, now_local: datetime
-) -> tuple[list[time], bool] | None:
-    """(times of day, whether the phrase gave any); several only when they share the
-    minute ("at 9am and 5pm"); None when the rest of the phrase does not fit."""
+    rule: Rule, text: str, span: Found, now_local: datetime, conventions: ParsingConventions
+) -> _Times | None:
+    """The times of day of a rule; several only when they share the minute ("at 9am and
+    5pm"); None when the rest of the phrase does not fit."""
     remaining = text[: span.start] + " " * (span.end - span.start) + text[span.end :]
-    found = scan(remaining, now_local=now_local)
+    found = scan(remaining, now_local=now_local, conventions=conventions)
     if found.dates or found.weekdays or found.relatives or found.exact or found.invalid:
         return None  # "every week on the 4th day", "every Monday in 5 days"
     if _STRAY_DAY.search(remaining):
         return None  # "31st of every year": a day we would otherwise drop
+    taken = bytearray(found.taken)
     pods = set(found.parts_of_day)
     after = _POD_AFTER.match(text, span.end)  # "every Monday morning"
     if after:
         pods.add(after.group(1))
+        taken[after.start() : after.end()] = b"\x01" * (after.end() - after.start())
     if rule.part_of_day:
         pods.add(rule.part_of_day)
     soft = set(found.soft_times)
@@ -127,13 +147,17 @@ def _times(
     clocks = {clock.resolve(pod) for clock in found.clocks}
     if None in clocks:
         return None
+    codes = [*found.conventions, *(c for c in {k.convention(pod) for k in found.clocks} if c)]
     times = sorted(c for c in clocks if c is not None)
     said = bool(times or pod or soft)
     if not times:
         times = [PARTS_OF_DAY[pod]] if pod else sorted(soft) or [DEFAULT_TIME]
-    if len({t.minute for t in times}) > 1:
-        return None
-    return times, said
+        codes.append(
+            f"part-of-day-{pod}-{times[0]:%H:%M}" if pod else f"default-time-{times[0]:%H:%M}"
+        )
+    if len({t.minute for t in times}) > 1 or any(t.second or t.microsecond for t in times):
+        return None  # the rule holds one minute and BYSECOND=0: "at 9:00:30" is refused
+    return _Times(times, said, bytes(taken), tuple(codes))
 
 
 def build_rrule(rule: Rule, times: list[time]) -> str:
@@ -172,33 +196,73 @@ def period_start(freq: str, local: datetime) -> datetime:
     return day
 
 
-def parse_recurrence(phrase: str, *, now: datetime, zone: ZoneInfo) -> RecurringSpec | None:
-    """The recurrence ``phrase`` describes, or None when it describes none we support."""
+@dataclass(frozen=True)
+class RecurrenceReading:
+    """A recurrence read whole: the spec, the span read (offsets of the text given) and
+    the codes of the conventions applied."""
+
+    spec: RecurringSpec
+    span: tuple[int, int]
+    conventions: tuple[str, ...]
+
+
+def read_recurrence(
+    mapped: MappedText,
+    *,
+    now: datetime,
+    zone: ZoneInfo,
+    conventions: ParsingConventions = DEFAULT_CONVENTIONS,
+) -> RecurrenceReading | Refusal:
+    """The recurrence a part of an entry describes, or why there is none we read."""
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
-    text = normalize_text(phrase)
+    text = mapped.text
     if not text or _UNSUPPORTED.search(text):
-        return None
-    whole = scan(text, now_local=now.astimezone(zone).replace(tzinfo=None))
-    if whole.clocks and whole.other_zone_said:
-        return None  # "every day at 5pm PST": an abbreviation we do not map
-    if whole.clocks and whole.utc_said:
-        zone = ZoneInfo("UTC")  # "every day at 17:00 UTC": the rule runs in UTC
+        return Refusal("unsupported-recurrence")
+    whole = scan(text, now_local=now.astimezone(zone).replace(tzinfo=None), conventions=conventions)
+    if whole.refusal == "unknown-zone-abbreviation":
+        return Refusal(whole.refusal)  # "every day at 5pm PST": an abbreviation not allowed
+    codes: tuple[str, ...] = ()
+    if whole.clocks and isinstance(whole.zone, ZoneInfo):
+        zone = whole.zone  # "every day at 17:00 UTC": the rule runs in that zone
+        codes = (f"zone-{whole.zone_code}",)
     now_local = now.astimezone(zone)
     found = list(find_all(text, now_local.date()))
     if not found:
-        return None
+        return Refusal("unsupported-recurrence")
     primary = found[0]
     # A second, separate recurrence ("every Monday and every Friday") is not dropped.
     if any(f.end <= primary.start or f.start >= primary.end for f in found[1:]):
-        return None
-    times = _times(primary.rule, text, primary, now_local.replace(tzinfo=None))
+        return Refusal("unsupported-recurrence")
+    times = _times(primary.rule, text, primary, now_local.replace(tzinfo=None), conventions)
     if times is None:
-        return None
-    if primary.rule.freq in ("HOURLY", "MINUTELY") and times[1]:
-        return None  # "every hour at 9", "hourly in the morning": not supported
-    return RecurringSpec(
-        rrule=build_rrule(primary.rule, times[0]),
+        return Refusal("unsupported-recurrence")
+    if primary.rule.freq in ("HOURLY", "MINUTELY"):
+        if times.said:
+            return Refusal("unsupported-recurrence")  # "every hour at 9": not supported
+        codes = tuple(c for c in codes if not c.startswith("default-time"))
+    else:
+        codes += times.codes + primary.rule.implied
+    taken = bytearray(times.taken)
+    taken[primary.start : primary.end] = b"\x01" * (primary.end - primary.start)
+    covered = regions(text, taken)
+    if covered.leftover or covered.span is None:
+        return Refusal("leftover-words")
+    spec = RecurringSpec(
+        rrule=build_rrule(primary.rule, times.times),
         dtstart=period_start(primary.rule.freq, now_local),
         time_zone=zone.key or "UTC",
     )
+    return RecurrenceReading(spec, mapped.span(*covered.span), tuple(dict.fromkeys(codes)))
+
+
+def parse_recurrence(
+    phrase: str,
+    *,
+    now: datetime,
+    zone: ZoneInfo,
+    conventions: ParsingConventions = DEFAULT_CONVENTIONS,
+) -> RecurringSpec | None:
+    """The recurrence ``phrase`` describes, or None when it describes none we read whole."""
+    reading = read_recurrence(normalize_mapped(phrase), now=now, zone=zone, conventions=conventions)
+    return reading.spec if isinstance(reading, RecurrenceReading) else None

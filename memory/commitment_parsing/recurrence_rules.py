@@ -97,6 +97,7 @@ class Rule:
     by_month_day: tuple[int, ...] = ()
     by_month: tuple[int, ...] = ()
     part_of_day: str | None = None
+    implied: tuple[str, ...] = ()  # convention codes: a day taken from when it was said
 
 
 @dataclass(frozen=True)
@@ -344,7 +345,8 @@ def _weekly(match: re.Match[str], said: date) -> Rule | None:
     interval = 2 if match.group("fortnight") else _interval(match.group("iv"))
     if interval is None:
         return None
-    return Rule("WEEKLY", interval, by_day=(WEEKDAY_CODES[said.weekday()],))
+    day = WEEKDAY_CODES[said.weekday()]
+    return Rule("WEEKLY", interval, by_day=(day,), implied=("weekly-on-said-weekday",))
 
 
 @_recognizer(
@@ -355,7 +357,7 @@ def _monthly(match: re.Match[str], said: date) -> Rule | None:
     interval = _interval(match.group("iv"))
     if interval is None:
         return None
-    return Rule("MONTHLY", interval, by_month_day=(said.day,))
+    return Rule("MONTHLY", interval, by_month_day=(said.day,), implied=("monthly-on-said-day",))
 
 
 @_recognizer(
@@ -367,7 +369,8 @@ def _yearly(match: re.Match[str], said: date) -> Rule | None:
     interval = _interval(match.group("iv"))
     if interval is None:
         return None
-    return Rule("YEARLY", interval, by_month_day=(said.day,), by_month=(said.month,))
+    days, months, implied = (said.day,), (said.month,), ("yearly-on-said-date",)
+    return Rule("YEARLY", interval, by_month_day=days, by_month=months, implied=implied)
 
 
 def is_adjective(text: str, match: re.Match[str]) -> bool:

@@ -1,5 +1,6 @@
-"""Scanning rules for times of day ("at 4", "17:00", "quarter past 9", "noon", "in the
-evening") and time zones ("UTC", "PST"), run after the date rules of ``time_grammar``.
+"""Scanning rules for times of day ("at 4", "17:00", "noon", "in the evening") and zone
+abbreviations after a time ("17:00 UTC"), run after the date rules of ``time_grammar``
+and the spoken clocks of ``time_spoken`` ("quarter past 9", "three am").
 
 ``CLOCK_RULES`` is their ordered registry; ``time_grammar.scan`` runs it after its own.
 The conventions for an hour without am/pm are ``Clock.resolve``'s (time_pieces).
@@ -42,11 +43,13 @@ def _clock_with_meridiem(match: re.Match[str], ctx: ScanContext) -> bool:
     return True
 
 
-@_rule(r"(?<![\d.:])(?P<h>\d{1,2}):(?P<m>\d{2})(?![\d:])")
+@_rule(r"(?<![\d.:])(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?(?!\d|:\d)")
 def _clock_colon(match: re.Match[str], ctx: ScanContext) -> bool:
-    text = match.group("h")
+    # Seconds are kept ("12:00:05"), so the instant is the one written.
+    text, seconds = match.group("h"), match.group("s")
+    padded = text.startswith("0")
     ctx.scan.clocks.append(
-        Clock(int(text), int(match.group("m")), None, padded=text.startswith("0"))
+        Clock(int(text), int(match.group("m")), None, padded=padded, second=int(seconds or 0))
     )
     return True
 
@@ -74,29 +77,6 @@ def _hour_h(match: re.Match[str], ctx: ScanContext) -> bool:
     # "8h", "20h", "8h00": a European clock time. "in 2h" is a duration (taken earlier).
     text = match.group("h")
     ctx.scan.clocks.append(Clock(int(text), int(match.group("m") or 0), None, padded=True))
-    return True
-
-
-@_rule(
-    r"\b(?:a\s+)?quarter\s+(?P<dir>past|after|to|before)\s+(?P<h>\d{1,2}|" + HOUR_WORD_RE + r")\b"
-)
-def _quarter(match: re.Match[str], ctx: ScanContext) -> bool:
-    hour = number_value(match.group("h"))
-    if hour is None or not 1 <= hour <= 12:
-        return False
-    if match.group("dir") in ("to", "before"):
-        ctx.scan.clocks.append(Clock(hour - 1 if hour > 1 else 12, 45, None, padded=False))
-    else:
-        ctx.scan.clocks.append(Clock(hour, 15, None, padded=False))
-    return True
-
-
-@_rule(r"\bhalf\s+past\s+(?P<h>\d{1,2}|" + HOUR_WORD_RE + r")\b")
-def _half_past(match: re.Match[str], ctx: ScanContext) -> bool:
-    hour = number_value(match.group("h"))
-    if hour is None or not 1 <= hour <= 12:
-        return False
-    ctx.scan.clocks.append(Clock(hour, 30, None, padded=False))
     return True
 
 
@@ -138,18 +118,32 @@ def _pod_modifier(match: re.Match[str], ctx: ScanContext) -> bool:
     return True
 
 
-@_rule(r"\b(?:utc|gmt)\b")
-def _utc(match: re.Match[str], ctx: ScanContext) -> bool:
-    ctx.scan.utc_said = True
-    return True
-
-
-# Zone abbreviations are ambiguous (IST, CST) and do not say which side of DST: a clock
-# time next to one is refused rather than read in the entry's zone.
-@_rule(
-    r"\b(?:cet|cest|eet|eest|wet|west|bst|est|edt|cst|cdt|mst|mdt|pst|pdt|akst|akdt|hst"
-    r"|ist|jst|kst|sgt|hkt|aest|aedt|acst|acdt|awst|nzst|nzdt)\b"
+# Zone abbreviations are ambiguous (IST, CST) and do not say which side of DST: only the
+# tenant's allow-list (ParsingConventions.zone_abbreviations) is read; a known
+# abbreviation outside it is refused, any other word after the time is a leftover.
+_KNOWN_ZONES: Final = frozenset(
+    {
+        *("cet", "cest", "eet", "eest", "wet", "west", "bst", "est", "edt", "cst", "cdt"),
+        *("mst", "mdt", "pst", "pdt", "akst", "akdt", "hst", "ist", "jst", "kst", "sgt"),
+        *("hkt", "aest", "aedt", "acst", "acdt", "awst", "nzst", "nzdt", "utc", "gmt", "z"),
+        *("et", "ct", "mt", "pt"),
+    }
 )
-def _other_zone(match: re.Match[str], ctx: ScanContext) -> bool:
-    ctx.scan.other_zone_said = True
-    return True
+
+
+@_rule(
+    r"(?:(?<=\d)|(?<=\d[ap]m)|(?<=\d [ap]m)|(?<=noon)|(?<=midnight))\s?"
+    r"(?P<zone>[a-z]{1,5})\b"
+)
+def _zone(match: re.Match[str], ctx: ScanContext) -> bool:
+    abbreviation = match.group("zone")
+    zone = ctx.settings.zone_for(abbreviation)
+    if zone is not None:
+        if ctx.scan.zone is not None and ctx.scan.zone_code != abbreviation:
+            ctx.scan.refuse("unresolvable-time")  # two zones
+        ctx.scan.zone, ctx.scan.zone_code = zone, abbreviation
+        return True
+    if abbreviation in _KNOWN_ZONES:
+        ctx.scan.refuse("unknown-zone-abbreviation")
+        return True
+    return False

@@ -19,9 +19,16 @@ Conventions the rules fix (tests/memory/test_commitment_parsing.py pins each one
 - A month and day without a year: this year's if not before today, else next year's.
   "on the 27th": this month's if not before today, else the next month that has one.
   "Tuesday the 8th": the next date that is both.
-- Dotted numeric dates are day-first ("8.5.2018", "23.04.2018", "8.5."); slashed ones
-  ("5/8", "12/03/2026") go to dateparser, which reads English month-first; ISO dates
-  ("2026-12-03") are ours, ISO timestamps with an offset go to dateutil.
+- Numeric dates ("8.5.2018", "5/8", "12/03/2026", "2026-12-03") are ``time_numeric``'s
+  (the tenant's date order); ISO timestamps with an offset go to dateutil. Positions
+  ("first Tuesday of October", "Friday after next") are ``time_positions``'; spoken
+  clock times ("a quarter past 3pm", "three am") ``time_spoken``'s.
+- "in 1/2 hour", "in an hour and a half": elapsed minutes. Decimal amounts, bare
+  durations and "now + ..." are ``time_offsets``' (a fraction of a day is 24 hours).
+- A weekday beside a date must agree with it ("Thu Aug 05 12:00:00 2027"); a dash
+  before a two-digit year is a range ("June 12-14"), never the year 2014.
+- A month-day may carry a year of 2 or 4 digits ("14th April 15", "April 14, 2027");
+  the two-digit rule is ``time_dates.full_year``'s.
 """
 
 from __future__ import annotations
@@ -33,16 +40,31 @@ from typing import Final
 
 from dateutil.relativedelta import relativedelta
 
+from memory.commitment_parsing.conventions import DEFAULT_CONVENTIONS, ParsingConventions
 from memory.commitment_parsing.patterns import PatternRegistry
 from memory.commitment_parsing.time_clocks import CLOCK_RULES
-from memory.commitment_parsing.time_pieces import Handler, Relative, Scan, ScanContext, Weekday
+from memory.commitment_parsing.time_dates import (
+    add_date,
+    month_day,
+    next_day_of_month,
+)
+from memory.commitment_parsing.time_numeric import NUMERIC_RULES
+from memory.commitment_parsing.time_offsets import OFFSET_RE, OFFSET_RULES, record_offset
+from memory.commitment_parsing.time_pieces import (
+    Clock,
+    Handler,
+    Relative,
+    Scan,
+    ScanContext,
+    Weekday,
+)
+from memory.commitment_parsing.time_positions import POSITION_RULES
+from memory.commitment_parsing.time_spoken import SPOKEN_RULES
 from memory.commitment_parsing.time_words import (
     END_OF_DAY,
     MONTH_RE,
     MONTHS,
-    NUMBER_RE,
     UNIT_RE,
-    UNITS,
     WEEKDAY_RE,
     WORDLIKE_WEEKDAYS,
     number_value,
@@ -51,54 +73,6 @@ from memory.commitment_parsing.time_words import (
 
 _DATE_RULES: PatternRegistry[Handler] = PatternRegistry()
 _rule = _DATE_RULES.register
-
-
-def _valid_date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
-
-
-def _year(token: str | None) -> int | None:
-    if not token:
-        return None
-    value = int(token)
-    return 2000 + value if value < 100 else value
-
-
-def _add_date(ctx: ScanContext, found: date | None) -> None:
-    if found is None:
-        ctx.scan.invalid = True  # "Feb 30", "the 32nd": never a guess
-    else:
-        ctx.scan.dates.append(found)
-
-
-def _next_day_of_month(today: date, day: int, weekday: int | None = None) -> date | None:
-    """The first date on or after ``today`` on that day of the month (and weekday)."""
-    first = today.replace(day=1)
-    for months_ahead in range(48):
-        month = first + relativedelta(months=months_ahead)
-        candidate = _valid_date(month.year, month.month, day)
-        matches = weekday is None or (candidate is not None and candidate.weekday() == weekday)
-        if candidate is not None and candidate >= today and matches:
-            return candidate
-    return None
-
-
-def _month_day(ctx: ScanContext, month: int, day: int, year: int | None) -> bool:
-    if year is not None:
-        found = _valid_date(year, month, day)
-    else:
-        # This year's if not before today, else the next year that has it (Feb 29).
-        found = None
-        for candidate_year in range(ctx.today.year, ctx.today.year + 9):
-            candidate = _valid_date(candidate_year, month, day)
-            if candidate is not None and candidate >= ctx.today:
-                found = candidate
-                break
-    _add_date(ctx, found)
-    return True
 
 
 @_rule(r"^(?:right |just )?now$|^rightnow$")
@@ -127,6 +101,37 @@ def _vague_relative(match: re.Match[str], ctx: ScanContext) -> bool:
     return True
 
 
+_FRACTIONS: Final = {"1/2": 0.5, "1/4": 0.25, "3/4": 0.75, "half": 0.5, "a quarter": 0.25}
+_FRACTION_RE: Final = (
+    r"(?P<whole>\d{1,3}|an?|one|two|three)?\s*(?:and\s+)?(?P<frac>1/2|1/4|3/4|half|a\s+quarter)"
+    r"(?:\s+(?:of\s+)?an?)?\s+(?P<unit>hours?|hrs?|minutes?|mins?)"
+    r"|(?P<unit2>an?|one)\s+(?P<unit2name>hour|minute)\s+and\s+a\s+(?P<frac2>half|quarter)"
+)
+
+
+@_rule(
+    r"\b(?:(?:in|within|after)\s+(?:" + _FRACTION_RE + r")\b(?:\s+from\s+now)?"
+    r"|(?:" + _FRACTION_RE.replace("?P<", "?P<x") + r")\s+from\s+now\b)"
+)
+def _fraction_relative(match: re.Match[str], ctx: ScanContext) -> bool:
+    # "in 1/2 hour", "in 1 1/2 hours", "in an hour and a half": elapsed minutes, whole
+    # ones only (a fraction of a minute is refused). Decimals are time_offsets'.
+    groups = {k.removeprefix("x"): v for k, v in match.groupdict().items() if v is not None}
+    if "frac2" in groups:
+        amount, unit = 1 + (0.5 if groups["frac2"] == "half" else 0.25), groups["unit2name"]
+    else:
+        whole = groups.get("whole", "0")
+        base = number_value(whole) if whole not in ("a", "an") else 0
+        frac = _FRACTIONS[re.sub(r"\s+", " ", groups["frac"])]
+        amount, unit = (base or 0) + frac, groups["unit"]
+    minutes = amount * (60 if unit.startswith("h") else 1)
+    if minutes != int(minutes) or minutes <= 0:
+        ctx.scan.refuse("unresolvable-time")
+        return True
+    ctx.scan.relatives.append(Relative(int(minutes), "minutes"))
+    return True
+
+
 @_rule(r"\b(?:in|within|after)\s+half\s+an?\s+hour\b|\bhalf\s+an?\s+hour\s+from\s+now\b")
 def _half_hour(match: re.Match[str], ctx: ScanContext) -> bool:
     ctx.scan.relatives.append(Relative(30, "minutes"))
@@ -134,19 +139,14 @@ def _half_hour(match: re.Match[str], ctx: ScanContext) -> bool:
 
 
 @_rule(
-    r"\b(?:(?:in|within|after)\s+(?P<n1>a\s+couple\s+of|" + NUMBER_RE + r")\s*(?P<u1>"
-    r"" + UNIT_RE + r")\b(?:\s+from\s+now)?"
-    r"|(?P<n2>a\s+couple\s+of|" + NUMBER_RE + r")\s*(?P<u2>" + UNIT_RE + r")\s+from\s+now)"
+    r"\b(?:(?:in|within|after)\s+(?:about\s+|around\s+|approximately\s+)?"
+    r"(?P<s1>" + OFFSET_RE + r")(?:\s+from\s+now)?"
+    r"|(?P<s2>" + OFFSET_RE + r")\s+(?:from\s+now|later))\b"
 )
 def _relative(match: re.Match[str], ctx: ScanContext) -> bool:
-    amount_text = match.group("n1") or match.group("n2")
-    unit_text = match.group("u1") or match.group("u2")
-    amount = 2 if amount_text.startswith("a couple") else number_value(amount_text)
-    if amount is None or amount > 1000:
-        ctx.scan.invalid = True
-        return True
-    ctx.scan.relatives.append(Relative(amount, UNITS[unit_text]))
-    return True
+    # "in 5 days", "in 1 year, 2 months and 3 days", "two hours from now", "3 days later",
+    # "in 1.5 days", "0,5 hours later" (fractions: time_offsets).
+    return record_offset(match.group("s1") or match.group("s2"), ctx)
 
 
 @_rule(r"\b(?:the\s+)?day\s+after\s+tomorrow\b")
@@ -180,6 +180,7 @@ def _end_of(match: re.Match[str], ctx: ScanContext) -> bool:
         found = date(today.year, 12, 31)
     else:
         found = today + timedelta(days=(4 - today.weekday()) % 7)
+        ctx.scan.conventions.append("end-of-week-is-friday")
     ctx.scan.dates.append(found)
     return True
 
@@ -220,40 +221,44 @@ def _next_period(match: re.Match[str], ctx: ScanContext) -> bool:
         found = today + relativedelta(months=1, day=1)
     else:
         found = date(today.year + 1, 1, 1)
+    ctx.scan.conventions.append(f"next-{unit}-is-its-first-day")
     ctx.scan.dates.append(found)
-    return True
-
-
-@_rule(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|\b(\d{4})[/.](\d{1,2})[/.](\d{1,2})\b")
-def _iso_date(match: re.Match[str], ctx: ScanContext) -> bool:
-    groups = [g for g in match.groups() if g is not None]
-    found = _valid_date(int(groups[0]), int(groups[1]), int(groups[2]))
-    if found is None:
-        # "2022/30/11": not ISO; dateparser may know the order.
-        _add_date(ctx, _dateparser_date(match.group(0), ctx.now_local))
-        return True
-    ctx.scan.dates.append(found)
-    return True
-
-
-@_rule(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(?:(\d{4}|\d{2})(?![\d.]))?")
-def _dotted_date(match: re.Match[str], ctx: ScanContext) -> bool:
-    day, month, year = int(match.group(1)), int(match.group(2)), _year(match.group(3))
-    if not 1 <= month <= 12:
-        return False
-    return _month_day(ctx, month, day, year)
-
-
-@_rule(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![\d/])")
-def _slashed_date(match: re.Match[str], ctx: ScanContext) -> bool:
-    if match.group(0) == "24/7":  # "always", not July 24th
-        return False
-    _add_date(ctx, _dateparser_date(match.group(0), ctx.now_local))
     return True
 
 
 _DAY_NUMBER_RE: Final = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
-_YEAR_RE: Final = r"(?:,?[\s/-]+(?P<year>(?:19|20)\d{2}))?"
+# A year after a day and month: 4 digits, "'27", or two digits not followed by what
+# makes them a clock time ("May 5 10am", "Dec 24th 18:00").
+# A dash before a two-digit year reads as a range instead ("June 12-14" is not 2014).
+_YEAR_RE: Final = (
+    r"(?:,?[\s/-]+(?P<year>(?:19|20)\d{2}|'\d{2})"
+    r"|,?(?:\s+|\s*/\s*)(?P<year2>\d{2}(?![\d:.]|\s?(?:am|pm|a|p|h)\b|\s*o'?clock)))?"
+)
+
+
+@_rule(
+    r"\b(?P<month>" + MONTH_RE + r")\s+(?P<day>\d{1,2})\s+(?P<h>\d{1,2}):(?P<m>\d{2})"
+    r"(?::(?P<s>\d{2}))?\s+(?P<year>\d{4})\b"
+)
+def _month_day_clock_year(match: re.Match[str], ctx: ScanContext) -> bool:
+    # "Aug 05 12:00:00 2015" (C's ctime order): the year after the clock is the date's.
+    month = MONTHS[match.group("month").rstrip(".")]
+    hour = match.group("h")
+    clock = Clock(
+        int(hour), int(match.group("m")), None, hour.startswith("0"), int(match.group("s") or 0)
+    )
+    ctx.scan.clocks.append(clock)
+    return month_day(ctx, month, int(match.group("day")), match.group("year"))
+
+
+# Day-month first: "14th April 15" is April 14th of '15, not April 15th.
+@_rule(
+    r"\b" + _DAY_NUMBER_RE + r"(?:\s+of)?[\s/.-]*(?P<month>" + MONTH_RE + r")(?![a-z])" + _YEAR_RE
+)
+def _day_then_month(match: re.Match[str], ctx: ScanContext) -> bool:
+    month = MONTHS[match.group("month").rstrip(".")]
+    year = match.group("year") or match.group("year2")
+    return month_day(ctx, month, int(match.group("day")), year)
 
 
 @_rule(
@@ -266,15 +271,8 @@ _YEAR_RE: Final = r"(?:,?[\s/-]+(?P<year>(?:19|20)\d{2}))?"
 )
 def _month_then_day(match: re.Match[str], ctx: ScanContext) -> bool:
     month = MONTHS[match.group("month").rstrip(".")]
-    return _month_day(ctx, month, int(match.group("day")), _year(match.group("year")))
-
-
-@_rule(
-    r"\b" + _DAY_NUMBER_RE + r"(?:\s+of)?[\s/.-]*(?P<month>" + MONTH_RE + r")(?![a-z])" + _YEAR_RE
-)
-def _day_then_month(match: re.Match[str], ctx: ScanContext) -> bool:
-    month = MONTHS[match.group("month").rstrip(".")]
-    return _month_day(ctx, month, int(match.group("day")), _year(match.group("year")))
+    year = match.group("year") or match.group("year2")
+    return month_day(ctx, month, int(match.group("day")), year)
 
 
 @_rule(r"\b(?P<wd>" + WEEKDAY_RE + r"),?\s+(?:the\s+)?(?P<day>\d{1,2})(?:st|nd|rd|th)\b")
@@ -285,17 +283,14 @@ def _weekday_day_of_month(match: re.Match[str], ctx: ScanContext) -> bool:
         return False
     # The next date, today included, that is both ("Tuesday the 8th" said in March is
     # May 8th when that is the next Tuesday the 8th).
-    _add_date(ctx, _next_day_of_month(ctx.today, day, weekday=index))
+    add_date(ctx, next_day_of_month(ctx.today, day, weekday=index))
     return True
 
 
-@_rule(
-    r"\b(?:(?:on|by|until|till|before)\s+(?:the\s+)?(?P<a>\d{1,2})(?:st|nd|rd|th)\b"
-    r"|the\s+(?P<b>\d{1,2})(?:st|nd|rd|th)?\s+of\s+(?:the|this)\s+month\b)"
-)
+@_rule(r"\b(?:(?:on|by|until|till|before)\s+(?:the\s+)?(?P<a>\d{1,2})(?:st|nd|rd|th)\b)")
 def _day_of_month(match: re.Match[str], ctx: ScanContext) -> bool:
-    day = int(match.group("a") or match.group("b"))
-    _add_date(ctx, _next_day_of_month(ctx.today, day))
+    add_date(ctx, next_day_of_month(ctx.today, int(match.group("a"))))
+    ctx.scan.conventions.append("day-of-month-next-occurrence")
     return True
 
 
@@ -332,12 +327,16 @@ def _named_day(match: re.Match[str], ctx: ScanContext) -> bool:
     return True
 
 
+# A date right after a word-like weekday makes it one ("Wed Aug 05", "sat 8th may").
+_DATE_AFTER_WEEKDAY: Final = re.compile(
+    r",?\s+(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?)?" + MONTH_RE + r"(?![a-z])"
+)
 _WEEKDAY_KEYWORDS: Final = frozenset(
     {"on", "next", "this", "coming", "by", "until", "till", "and", "or", "every", "each"}
 )
 
 
-@_rule(r"\b(?:(?:this|coming|next)\s+)?(?P<wd>" + WEEKDAY_RE + r")")
+@_rule(r"\b(?:(?P<which>this|coming|next)\s+)?(?P<wd>" + WEEKDAY_RE + r")")
 def _weekday(match: re.Match[str], ctx: ScanContext) -> bool:
     token = match.group("wd")
     index = weekday_index(token)
@@ -347,36 +346,34 @@ def _weekday(match: re.Match[str], ctx: ScanContext) -> bool:
         before = ctx.text[: match.start()].rstrip()
         previous = before.rsplit(" ", 1)[-1] if before else ""
         whole = token == ctx.text
-        if not (whole or previous in _WEEKDAY_KEYWORDS or before.endswith(",")):
+        dated = _DATE_AFTER_WEEKDAY.match(ctx.text, match.end()) is not None
+        if not (whole or dated or previous in _WEEKDAY_KEYWORDS or before.endswith(",")):
             return False
-    ctx.scan.weekdays.append(Weekday(index, next_week=False))
+    said_next = match.group("which") == "next"
+    ctx.scan.weekdays.append(Weekday(index, next_week=False, said_next=said_next))
     return True
 
 
-def scan(text: str, *, now_local: datetime) -> Scan:
-    """Find the time pieces of ``text`` (normalized with ``normalize_text``)."""
-    ctx = ScanContext(text, now_local.date(), now_local, Scan(), bytearray(len(text)))
-    for pattern, handler in chain(_DATE_RULES, CLOCK_RULES):
+_ALL_RULES: Final = (
+    POSITION_RULES,
+    _DATE_RULES,
+    OFFSET_RULES,
+    NUMERIC_RULES,
+    SPOKEN_RULES,
+    CLOCK_RULES,
+)
+
+
+def scan(
+    text: str, *, now_local: datetime, conventions: ParsingConventions = DEFAULT_CONVENTIONS
+) -> Scan:
+    """Find the time pieces of ``text`` (normalized with ``normalize_text``); the
+    consumed characters are ``Scan.taken``."""
+    ctx = ScanContext(text, now_local.date(), now_local, Scan(), bytearray(len(text)), conventions)
+    for pattern, handler in chain(*_ALL_RULES):
         for match in pattern.finditer(text):
             if match.end() > match.start() and ctx.free(match) and handler(match, ctx):
                 ctx.take(match)
     ctx.scan.leftover = "".join(" " if t else ch for ch, t in zip(text, ctx.taken, strict=True))
+    ctx.scan.taken = bytes(ctx.taken)
     return ctx.scan
-
-
-def _dateparser_date(token: str, now_local: datetime) -> date | None:
-    # Imported here: dateparser costs about a second to import, and most phrases never
-    # need it.
-    import dateparser
-
-    parsed = dateparser.parse(
-        token,
-        languages=["en"],
-        settings={
-            "PREFER_DATES_FROM": "future",
-            "RELATIVE_BASE": now_local,
-            "REQUIRE_PARTS": ["day", "month"],
-            "RETURN_AS_TIMEZONE_AWARE": False,
-        },
-    )
-    return None if parsed is None else parsed.date()

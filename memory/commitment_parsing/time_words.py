@@ -25,6 +25,8 @@ from datetime import UTC, datetime, time
 from typing import Final
 from zoneinfo import ZoneInfo
 
+from memory.commitment_parsing.text_map import normalize_mapped
+
 DEFAULT_TIME: Final = time(9, 0)
 END_OF_DAY: Final = time(17, 0)
 PARTS_OF_DAY: Final[dict[str, time]] = {
@@ -86,10 +88,22 @@ MONTHS: Final = _table(
 )
 MONTH_RE: Final = r"(?:" + _alternation(MONTHS) + r")\.?"
 
+_UNITS_WORDS: Final = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_TEENS: Final = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+_TENS: Final = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50}
 NUMBER_WORDS: Final = {
     **_table("a an one", "two", "three", "four", "five", "six", "seven", start=1),
-    **_table("eight", "nine", "ten", "eleven", "twelve", start=8),
-    **{"fifteen": 15, "twenty": 20, "thirty": 30, "forty-five": 45, "ninety": 90},
+    **_table("eight", "nine", start=8),
+    **{word: value for value, word in enumerate(_TEENS.split(), 10)},
+    **_TENS,
+    # "twenty-five" and "twenty five": both spellings of every compound to 59.
+    **{
+        f"{tens}{sep}{unit}": value + index
+        for tens, value in _TENS.items()
+        for index, unit in enumerate(_UNITS_WORDS, 1)
+        for sep in ("-", " ")
+    },
+    "ninety": 90,
 }
 NUMBER_RE: Final = r"(?:\d{1,4}|" + _alternation(NUMBER_WORDS) + ")"
 # "one" is left out of clock hours: "at one point" is not 13:00.
@@ -101,8 +115,11 @@ _UNIT_SPELLINGS: Final = {
     "hours": "hour hours hr hrs h",
     "days": "day days d",
     "weeks": "week weeks wk wks",
+    "fortnights": "fortnight fortnights",
     "months": "month months",
     "years": "year years yr yrs",
+    "decades": "decade decades",
+    "centuries": "century centuries",
 }
 UNITS: Final = {name: unit for unit, row in _UNIT_SPELLINGS.items() for name in row.split()}
 UNIT_RE: Final = r"(?:" + _alternation(UNITS) + r")"
@@ -137,10 +154,9 @@ def localize(naive: datetime, zone: ZoneInfo) -> datetime:
 
 
 def normalize_text(text: str) -> str:
-    """Lowercase, straight apostrophes, "a.m." -> "am", single spaces."""
-    lowered = text.casefold().replace("\u2019", "'").replace("\u2018", "'")
-    lowered = re.sub(r"\b([ap])\.\s?m\b\.?", r"\1m", lowered)
-    return re.sub(r"\s+", " ", lowered).strip()
+    """Lowercase, straight apostrophes, "a.m." -> "am", single spaces
+    (``text_map.normalize_mapped`` keeps the offsets)."""
+    return normalize_mapped(text).text
 
 
 def number_value(token: str) -> int | None:

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memory.commitment_parsing.conditions import parse_condition, slug
+from memory.commitment_parsing.conventions import ParsingConventions
 from memory.commitment_parsing.inference import Inferred, Unparsable, infer_commitment
 from memory.commitment_parsing.phrasing import (
     TRIGGER_PATTERN,
@@ -148,13 +149,17 @@ def test_time_phrases(phrase: str, expected: str) -> None:
     assert local(phrase) == expected
 
 
-def test_next_weekday_is_the_coming_one() -> None:
-    # Said on a Wednesday, "next Friday" is two days later, the same as "Friday".
+def test_next_weekday_is_the_coming_one_when_the_tenant_says_so() -> None:
+    # Said on a Wednesday, "next Friday" is two days later or nine: English splits on it,
+    # so by default it is refused (issue 21; test_time_grammar_conventions.py); a tenant
+    # whose convention is the coming one gets two days later, the same as "Friday".
     assert WEDNESDAY.strftime("%A") == "Wednesday"
-    parsed = parse_time_phrase("next Friday", now=WEDNESDAY, zone=BERLIN)
+    assert never_guess("next Friday")
+    coming = ParsingConventions(next_weekday="coming")
+    parsed = parse_time_phrase("next Friday", now=WEDNESDAY, zone=BERLIN, conventions=coming)
     assert parsed is not None
     assert (parsed.local.date() - WEDNESDAY.date()).days == 2
-    assert local("Friday") == local("this Friday") == local("next Friday")
+    assert local("Friday") == local("this Friday") == parsed.local.strftime("%Y-%m-%d %H:%M")
 
 
 def test_weekday_equal_to_today_is_next_weeks() -> None:
