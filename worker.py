@@ -27,6 +27,7 @@ from memory.commitments.predicates import PredicateRegistry
 from memory.database import create_engine, database_url_from_env, migrate, wait_for_database
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault, vault_from_settings
+from runtime.change_listener import ChangeListener
 from runtime.client import connect_when_ready
 from runtime.converter import payload_codec_for
 from runtime.settings import Settings
@@ -89,22 +90,37 @@ def _check_encryption(client: Client, settings: Settings) -> None:
         )
 
 
+@contextlib.asynccontextmanager
+async def serving_worker(
+    client: Client,
+    settings: Settings,
+    store: PostgresMemoryStore,
+    vault: SecretVault | None = None,
+    predicates: PredicateRegistry | None = None,
+) -> AsyncIterator[Worker]:
+    """The worker running, with the change listener that wakes its predicate watches
+    after committed writes (runtime/change_listener.py): a worker without it would leave
+    every watch asleep. ``python worker.py`` and the quick start's stack both run this."""
+    worker = build_worker(client, settings, store, vault, predicates)
+    listener = ChangeListener.for_store(store.engine, client, store.commitments.predicates)
+    async with listener, worker:
+        yield worker
+
+
 async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     client = await connect_when_ready(settings)
-    async with open_store(settings) as store:
-        worker = build_worker(client, settings, store)
-        async with worker:
-            # Logged once the worker has started (validated against the server and
-            # polling), so a supervisor or test that waits for this line and then stops
-            # the worker never stops one that is still starting.
-            log.info(
-                "worker polling task queue %r on %s (namespace %s)",
-                settings.task_queue,
-                settings.temporal_address,
-                settings.temporal_namespace,
-            )
-            await stop.wait()
-        log.info("worker stopped")
+    async with open_store(settings) as store, serving_worker(client, settings, store):
+        # Logged once the worker has started (validated against the server and
+        # polling), so a supervisor or test that waits for this line and then stops
+        # the worker never stops one that is still starting.
+        log.info(
+            "worker polling task queue %r on %s (namespace %s)",
+            settings.task_queue,
+            settings.temporal_address,
+            settings.temporal_namespace,
+        )
+        await stop.wait()
+    log.info("worker stopped")
 
 
 def main() -> None:

@@ -298,3 +298,17 @@ agent_manifests = Table(
     Column("memory_shape", JSONB, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
+
+# Change notifications for predicate watches (migration 0013): a per-memoryRef counter
+# the entries' triggers bump in every transaction that changes what a predicate can read
+# (and NOTIFY agent_memory_changed); memory/change_feed.py reads it.
+ref_changes = Table(
+    "memory_ref_changes",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("change_seq", BigInteger, nullable=False),
+    Column("changed_at", DateTime(timezone=True), nullable=False),
+)
+# The change_seq a predicate watch's last evaluation read; NULL while no watch waits.
+commitments.append_column(Column("seen_change_seq", BigInteger))

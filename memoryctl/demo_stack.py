@@ -35,7 +35,7 @@ from runtime.settings import DEFAULT_TASK_QUEUE, Settings
 from runtime.workflow_ids import workflow_ids_for
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamResult
-from worker import build_worker
+from worker import serving_worker
 from workflows.distillation import DistillationWorkflow
 
 # Piped output (CI, logs) gets a wide fixed width so tables and links are not cut.
@@ -250,7 +250,7 @@ async def run_demo(options: DemoOptions) -> int:
             )
             client = await connect(settings)
             file_vault = FileSecretVault(secrets_path)
-            worker = build_worker(client, settings, store, file_vault)
+            worker = serving_worker(client, settings, store, file_vault)
             api = serving_api(settings, store, client, file_vault, state_dir, TENANTS[0].tenant)
             async with worker, api as http_api:
                 runs_so_far = await _demo_run_number(state_dir)

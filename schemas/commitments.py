@@ -173,9 +173,14 @@ class CommitmentRunResult(WireResult):
     last: FireOutcome
 
 
+# A predicate watch evaluates at its start and on each ``memory_changed`` signal, which
+# the worker's change listener sends after committed writes to its memoryRef.
 class PredicateWatchInput(WireModel):
     commitment_id: CommitmentId
     memory_ref: MemoryRefField
+    # Read only by runs started before change notifications (workflow.patched in
+    # workflows/predicate_watch.py): they also evaluated this often. Kept, and carried
+    # across continue-as-new, so those runs and their histories still replay.
     cadence_seconds: int = Field(default=DEFAULT_CADENCE_SECONDS, ge=1, le=86400)
     # Carried across continue-as-new, for the UI and the query.
     evaluations: int = Field(default=0, ge=0)

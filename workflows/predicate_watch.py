@@ -1,13 +1,23 @@
 """PredicateWatchWorkflow: one predicate commitment ("follow up when the contract is
 signed"), workflow id ``commitment/<commitmentId>``.
 
-It evaluates the predicate on a cadence, or at once when signalled ``memory_changed``
-(a host that knows its memory changed sends it:
-``temporal workflow signal --workflow-id commitment/<id> --name memory_changed``). The
+It evaluates the predicate when it starts and then again each time it is signalled
+``memory_changed``, with no timer: a watch with nothing changing costs no workflow task.
+The worker's change listener sends that signal after every committed write that changes
+the watch's memoryRef (runtime/change_listener.py; a PostgreSQL trigger notifies it, so
+no write path can forget), and its safety sweep re-sends it to any watch that missed a
+change. A host that knows something else changed (a predicate of its own reading its
+CRM) sends it too:
+``temporal workflow signal --workflow-id commitment/<id> --name memory_changed``. The
 evaluation activity compares with the state the store recorded and fires once per
 false -> true transition, claiming ``transition:<n>`` in the ledger in the same
-transaction as commitment.fired. The watch continues as new when Temporal suggests it
-(or every MAX_EVALUATIONS_PER_RUN evaluations), so its history stays bounded.
+transaction as commitment.fired, so a duplicate signal fires nothing. The watch continues
+as new when Temporal suggests it (or every MAX_EVALUATIONS_PER_RUN evaluations), so its
+history stays bounded.
+
+Runs started before change notifications evaluated every ``cadenceSeconds`` as well;
+``workflow.patched(NOTIFIED)`` keeps them (and their recorded histories) on that path
+until they continue as new.
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.commitment_runs import enqueue_agent_run
 
 MAX_EVALUATIONS_PER_RUN = 200
+# Runs that record this marker wait for a memory_changed signal with no cadence timer.
+NOTIFIED = "predicate-watch-waits-for-notifications"
 
 
 @workflow.defn(name=PREDICATE_WATCH_WORKFLOW)
@@ -86,12 +98,7 @@ class PredicateWatchWorkflow:
             )
             if workflow.info().is_continue_as_new_suggested():
                 break
-            with contextlib.suppress(TimeoutError):
-                await workflow.wait_condition(
-                    lambda: self._changed,
-                    timeout=timedelta(seconds=request.cadence_seconds),
-                    timeout_summary="until the next evaluation",
-                )
+            await self._until_changed(request)
         await workflow.wait_condition(workflow.all_handlers_finished)
         workflow.continue_as_new(
             PredicateWatchInput(
@@ -102,6 +109,19 @@ class PredicateWatchWorkflow:
                 fires=fires,
             )
         )
+
+    async def _until_changed(self, request: PredicateWatchInput) -> None:
+        if workflow.patched(NOTIFIED):
+            # No timer: the change listener signals after a committed write, and its
+            # sweep bounds a lost notification (docs/commitments.md, Predicate watches).
+            await workflow.wait_condition(lambda: self._changed)
+            return
+        with contextlib.suppress(TimeoutError):
+            await workflow.wait_condition(
+                lambda: self._changed,
+                timeout=timedelta(seconds=request.cadence_seconds),
+                timeout_summary="until the next evaluation",
+            )
 
     async def _evaluate(self, request: PredicateWatchInput) -> PredicateOutcome:
         return await call(

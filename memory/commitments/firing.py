@@ -29,6 +29,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
+from memory.change_feed import change_seq
 from memory.commitment_parsing.recurrence_dates import next_occurrence, occurrences_through
 from memory.commitments.predicates import PredicateRegistry
 from memory.event_log import PendingEvent, append_events
@@ -315,6 +316,20 @@ async def fire_time_occurrence(
     )
 
 
+def _not_armed(row: Any) -> PredicateOutcome:
+    return PredicateOutcome(commitment_id=row.commitment_id, status="not-armed", state=row.state)
+
+
+async def _stop_watching(connection: AsyncConnection, ref: MemoryRef, row: Any) -> None:
+    """The watch finishes on this outcome: no notification needs to reach it any more."""
+    if row.seen_change_seq is not None:
+        await connection.execute(
+            update(C)
+            .where(scoped(C, ref), C.c.commitment_id == row.commitment_id)
+            .values(seen_change_seq=None)
+        )
+
+
 async def evaluate_predicate(
     connection: AsyncConnection,
     request: EvaluatePredicateRequest,
@@ -327,15 +342,15 @@ async def evaluate_predicate(
     row = await _locked(connection, ref, request.commitment_id)
     if row is None:
         return PredicateOutcome(commitment_id=request.commitment_id, status="not-found")
-    if row.state != "armed" or row.spec is None:
-        return PredicateOutcome(
-            commitment_id=row.commitment_id, status="not-armed", state=row.state
-        )
-    spec = SPEC.validate_python(row.spec)
+    spec = SPEC.validate_python(row.spec) if row.state == "armed" and row.spec else None
     if not isinstance(spec, PredicateSpec):
-        return PredicateOutcome(
-            commitment_id=row.commitment_id, status="not-armed", state=row.state
-        )
+        await _stop_watching(connection, ref, row)
+        return _not_armed(row)
+    # Read before the predicate: under READ COMMITTED each statement has its own
+    # snapshot, so the predicate sees at least every change counted here. Recorded as
+    # what this evaluation has seen, it tells the change listener's sweep which watches
+    # missed a notification (memory/change_feed.py).
+    seen = await change_seq(connection, ref)
     holds = await registry.evaluate(connection, ref, spec, request.evaluated_at)
     # Unknown before the first evaluation counts as false: a condition that already
     # holds when the commitment is made fires once.
@@ -376,16 +391,20 @@ async def evaluate_predicate(
             event_seq=seq,
             run_id=run_id,
         )
+    values: dict[str, Any] = {}
     if rising or holds != row.predicate_holds:
+        values.update(
+            predicate_holds=holds,
+            transitions=transition,
+            fire_count=C.c.fire_count + (1 if rising else 0),
+            updated_at=now,
+        )
+    # Never backwards: an evaluation that read an older counter changes nothing here.
+    if row.seen_change_seq is None or seen > row.seen_change_seq:
+        values["seen_change_seq"] = seen
+    if values:
         await connection.execute(
-            update(C)
-            .where(scoped(C, ref), C.c.commitment_id == row.commitment_id)
-            .values(
-                predicate_holds=holds,
-                transitions=transition,
-                fire_count=C.c.fire_count + (1 if rising else 0),
-                updated_at=now,
-            )
+            update(C).where(scoped(C, ref), C.c.commitment_id == row.commitment_id).values(**values)
         )
     return PredicateOutcome(
         commitment_id=row.commitment_id,

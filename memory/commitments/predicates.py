@@ -17,28 +17,35 @@ A host registers its own on the registry it hands the worker::
     async def deal_closed(context: PredicateContext) -> bool:
         return await my_crm.is_closed(context.args["deal"])
 
-    build_worker(client, settings, store, predicates=predicates)
+    async with serving_worker(client, settings, store, predicates=predicates):
+        await stop.wait()
 
-A predicate must be a pure read: it is evaluated on a cadence and again on every
-``memory_changed`` signal, and only its false -> true transitions fire.
+A predicate must be a pure read: it is evaluated when its watch starts and again on
+every ``memory_changed`` signal, and only its false -> true transitions fire. The worker
+sends that signal after every committed write to the commitment's memoryRef
+(runtime/change_listener.py), so the built-in predicates, which read only that memory,
+never poll. A host predicate that reads something else (its CRM) is re-evaluated when
+the host signals the watch (docs/commitments.md, Predicate watches).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, exists, func, select
+from sqlalchemy import ColumnElement, any_, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.rows import E, live
 from memory.scope import scoped
+from memory.sql_arrays import texts
 from schemas.commitment_spec import PredicateSpec
 from schemas.errors import InvalidInput
 from schemas.memory_ref import MemoryRef
 
+TAG_EXISTS = "memory.tag_exists"
 PREDICATE_NAME = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$")
 
 
@@ -67,6 +74,20 @@ async def _any_live(context: PredicateContext, *clauses: ColumnElement[bool]) ->
 
 async def tag_exists(context: PredicateContext) -> bool:
     return await _any_live(context, E.c.tags.contains([_arg(context, "tag")]))
+
+
+async def tags_present(
+    connection: AsyncConnection, ref: MemoryRef, tags: Sequence[str], now: datetime
+) -> set[str]:
+    """Which of ``tags`` a live entry of ``ref`` carries: ``memory.tag_exists`` for many
+    watches in one query (the change listener's pre-check, memory/change_feed.py)."""
+    if not tags:
+        return set()
+    wanted = texts("wanted_tags", sorted(set(tags)))
+    tag = func.unnest(E.c.tags).label("tag")
+    carried = select(tag).where(scoped(E, ref), live(now), E.c.tags.overlap(wanted)).subquery()
+    query = select(carried.c.tag).distinct().where(carried.c.tag == any_(wanted))
+    return set((await connection.execute(query)).scalars())
 
 
 def _key_clauses(context: PredicateContext) -> list[ColumnElement[bool]]:
@@ -117,12 +138,21 @@ class PredicateRegistry:
             raise InvalidInput("predicate", "not registered on this worker")
         return await predicate(PredicateContext(connection, ref, spec.args, now))
 
+    def reads_memory_only(self, spec: PredicateSpec) -> bool:
+        """Whether ``spec`` names a built-in, a pure read of its own memoryRef."""
+        built_in = _BUILT_INS.get(spec.predicate)
+        return built_in is not None and self._predicates.get(spec.predicate) is built_in
+
+
+# The built-ins read nothing but the commitment's own memoryRef, so the change listener
+# may evaluate them itself and skip waking a watch whose truth a write did not change
+# (memory/change_feed.py). A host predicate may read anything: it is never pre-checked.
+_BUILT_INS: dict[str, Predicate] = {
+    TAG_EXISTS: tag_exists,
+    "memory.key_exists": key_exists,
+    "memory.key_has_value": key_has_value,
+}
+
 
 def default_predicates() -> PredicateRegistry:
-    return PredicateRegistry(
-        {
-            "memory.tag_exists": tag_exists,
-            "memory.key_exists": key_exists,
-            "memory.key_has_value": key_has_value,
-        }
-    )
+    return PredicateRegistry(_BUILT_INS)

@@ -23,6 +23,7 @@ from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ColumnClaus
 from memory import tables
 from memory.agent_manifests import AgentManifestStore
 from memory.api_keys import ApiKeyStore
+from memory.change_feed import change_seq
 from memory.scope import scoped, tenant_carrying_tables, unscoped_tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import FireCommitmentRequest, InferCommitmentsRequest
