@@ -17,6 +17,8 @@ DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
 * openwop: `GET /.well-known/openwop` (public), `GET /v1/agents`, and the sample seams
   under `/v1/host/sample/`.
 * OpenIntent RFC-0015 memory REST under `/api/v1/`.
+* Commitments (host extension): `/v1/host/commitments` (list, show, confirm, cancel)
+  and `/v1/host/commitment-settings`.
 
 * The Temporal codec server (encrypted payloads) under `/codec/`: `POST /codec/decode`,
   `POST /codec/encode`.
@@ -28,7 +30,7 @@ a key belongs to one tenant and reaches only that tenant's memoryRefs. Errors ar
 
 
 def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
-    from api import openintent_routes, seams
+    from api import commitment_routes, openintent_routes, seams
 
     app = FastAPI(
         title="agent-memory-temporal",
@@ -46,6 +48,7 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     app.include_router(openwop_routes.router)
     app.include_router(seams.router)
     app.include_router(openintent_routes.router)
+    app.include_router(commitment_routes.router)
     app.mount("/codec", codec_app(api, app.state.key_cache))
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     return app

@@ -240,8 +240,15 @@ commitments = Table(
     Column("ended_reason", Text),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
-    # One armed commitment per promise (migration 0011): see commitments/scan.py.
+    # One live (armed or proposed) commitment per promise (migrations 0011, 0014): see
+    # commitments/scan.py.
     Column("promise_key", Text),
+    # What inference read (migration 0014): offsets into the entry's stored text, a
+    # checksum of that span, the conventions applied. Content-free.
+    Column("span_start", Integer),
+    Column("span_end", Integer),
+    Column("span_sha256", Text),
+    Column("conventions", ARRAY(Text), nullable=False, server_default="{}"),
 )
 
 # The fire-once ledger: the primary key is the claim.
@@ -276,6 +283,11 @@ tenant_settings = Table(
     Column("tenant", Text, primary_key=True),
     Column("time_zone", Text, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # Migration 0014: inferred commitments wait for confirmation; how ambiguous phrases
+    # read (memory/commitment_parsing/conventions.py).
+    Column("require_confirmation", Boolean, nullable=False, server_default="false"),
+    Column("date_order", Text, nullable=False, server_default="MDY"),
+    Column("next_weekday", Text, nullable=False, server_default="refuse-when-ambiguous"),
 )
 
 api_keys = Table(

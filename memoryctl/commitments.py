@@ -3,12 +3,19 @@
     memoryctl commitments infer --memory-ref REF [--json]     an inference on Temporal, waited for
     memoryctl commitments list --memory-ref REF [--state armed] [--json]
     memoryctl commitments show --memory-ref REF --id cmt-... [--json]
+    memoryctl commitments confirm --memory-ref REF --id cmt-... [--json]
     memoryctl commitments cancel --memory-ref REF --id cmt-... [--json]
     memoryctl commitments timezone --tenant acme [Europe/Berlin]
+    memoryctl commitments settings --tenant acme [--time-zone Z] [--require-confirmation
+        | --no-require-confirmation] [--date-order MDY|DMY|YMD]
+        [--next-weekday refuse-when-ambiguous|coming|following-week] [--json]
 
-The commitments group: its typer app and every command in it. list and cancel print
-ids, states, instants and counts; show also serves the intention as the entry stores it
-(SR-1 redacted when written). Events never carry that text.
+The commitments group: its typer app and every command in it. list, confirm and cancel
+print ids, states, instants, counts and what inference understood (an instant, a rule
+and its zone, a predicate's name, the span's offsets, the conventions applied); show
+also serves the span it read and the intention as the entry stores them (SR-1 redacted
+when written). Events never carry that text. A tenant that requires confirmation gets
+its inferred commitments as ``proposed``: nothing fires until ``confirm``.
 """
 
 from __future__ import annotations
@@ -36,14 +43,19 @@ from memoryctl.cli import (
 
 if TYPE_CHECKING:
     from memory.store import PostgresMemoryStore
-    from schemas.commitments import CommitmentInferenceResult, CommitmentRecord
+    from schemas.commitments import (
+        CommitmentDetail,
+        CommitmentInferenceResult,
+        CommitmentRecord,
+        TenantCommitmentSettingsOut,
+    )
 
 commitments_app = typer.Typer(
     no_args_is_help=True, help="Inferred commitments: reminders and follow-ups kept once."
 )
 IdOption = Annotated[str, typer.Option("--id", help="A commitment id (cmt-...).")]
 StateOption = Annotated[
-    Literal["armed", "fired", "cancelled", "expired", "missed"] | None,
+    Literal["proposed", "armed", "fired", "cancelled", "expired", "missed"] | None,
     typer.Option("--state", help="Only commitments in this state."),
 ]
 
@@ -102,9 +114,14 @@ def infer(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
         console.print(f"unparsable ({found.unparsable_count}): {', '.join(found.unparsable_ids)}")
 
 
+def _span(row: CommitmentRecord) -> str:
+    return f"{row.reading.span_start}-{row.reading.span_end}" if row.reading else ""
+
+
 def _table(rows: list[CommitmentRecord]) -> Table:
     table = Table()
-    for column in ("id", "entry", "condition", "state", "next", "fired", "missed"):
+    columns = ("id", "entry", "condition", "state", "understood", "span", "next", "fired", "missed")
+    for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(
@@ -112,6 +129,8 @@ def _table(rows: list[CommitmentRecord]) -> Table:
             row.memory_id,
             row.condition,
             row.state,
+            row.understood or "",
+            _span(row),
             row.next_at.isoformat() if row.next_at else "",
             str(row.fire_count),
             str(row.missed_count),
@@ -149,6 +168,10 @@ def show(memory_ref: MemoryRefOption, commitment_id: IdOption, as_json: JsonOpti
         return
     console.print(_table([detail.commitment]))
     console.print(f"intention: {detail.intention or '(source entry forgotten)'}", markup=False)
+    console.print(f"read: {_read(detail)}", markup=False)
+    reading = detail.commitment.reading
+    if reading is not None and reading.conventions:
+        console.print(f"conventions: {', '.join(reading.conventions)}", markup=False)
     console.print(f"condition: {detail.spec}", markup=False)
     for occurrence in detail.occurrences:
         console.print(
@@ -157,6 +180,54 @@ def show(memory_ref: MemoryRefOption, commitment_id: IdOption, as_json: JsonOpti
             + (f", run {occurrence.enqueued_run_id}" if occurrence.enqueued_run_id else ""),
             markup=False,
         )
+
+
+def _read(detail: CommitmentDetail) -> str:
+    if detail.read_text is not None:
+        return repr(detail.read_text)
+    if detail.read_changed:
+        return "(the entry changed since inference)"
+    return "(not recorded)" if detail.commitment.reading is None else "(source entry forgotten)"
+
+
+@commitments_app.command("confirm")
+def confirm(
+    memory_ref: MemoryRefOption, commitment_id: IdOption, as_json: JsonOption = False
+) -> None:
+    """Confirm a proposed commitment: armed in the store, then its workflow started (an
+    inference run that only arms, id infer-commitments/<ref>/confirm/<id>)."""
+    ref = checked_ref(memory_ref)
+    commitment_id = _checked_id(commitment_id)
+
+    async def action() -> CommitmentRecord:
+        from runtime.settings import Settings
+        from runtime.workflow_ids import workflow_ids_for
+        from schemas.commitments import CommitmentInferenceInput
+        from workflows.commitment_inference import CommitmentInferenceWorkflow
+
+        async with open_store() as store:
+            record = await store.commitments.confirm(ref, commitment_id)
+        if record is None:
+            raise _Failed(f"no commitment {commitment_id} in {ref}")
+        if record.state != "armed":
+            raise _Failed(f"{commitment_id} is {record.state}: only a proposed one is confirmed")
+        await start_and_wait(
+            CommitmentInferenceWorkflow.run,
+            CommitmentInferenceInput(memory_ref=ref, memory_ids=()),
+            workflow_id=workflow_ids_for(Settings()).confirmation(ref, commitment_id),
+            summary=f"arm confirmed commitment {commitment_id} of {ref} (memoryctl)",
+            busy=f"{commitment_id} is being armed already",
+            what=f"arming {commitment_id}",
+        )
+        async with open_store() as store:
+            armed = await store.commitments.show(ref, commitment_id)
+        return armed.commitment if armed is not None else record
+
+    record = run_action(action)
+    if as_json:
+        print_json(record.to_wire())
+    else:
+        console.print(f"{record.commitment_id}: {record.state} ({record.understood or ''})")
 
 
 @commitments_app.command("cancel")
@@ -206,3 +277,57 @@ def timezone(
         return await (book.set_time_zone(tenant, zone) if zone else book.time_zone(tenant))
 
     console.print(with_store(use))
+
+
+DateOrderOption = Annotated[
+    Literal["MDY", "DMY", "YMD"] | None,
+    typer.Option("--date-order", help="How a numeric date reads: 04/05 is MDY or DMY."),
+]
+
+
+@commitments_app.command("settings")
+def settings(
+    tenant: Annotated[
+        str, typer.Option("--tenant", help="The tenant (memoryRef's first segment).")
+    ],
+    time_zone: Annotated[
+        str | None, typer.Option("--time-zone", help="IANA zone, e.g. Europe/Berlin.")
+    ] = None,
+    require_confirmation: Annotated[
+        bool | None,
+        typer.Option(
+            "--require-confirmation/--no-require-confirmation",
+            help="Inferred commitments wait as proposed until confirmed.",
+        ),
+    ] = None,
+    date_order: DateOrderOption = None,
+    next_weekday: Annotated[
+        Literal["refuse-when-ambiguous", "coming", "following-week"] | None,
+        typer.Option("--next-weekday", help='What "next Friday" said on a Wednesday means.'),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a tenant's commitment settings, or set the ones given."""
+
+    async def use(store: PostgresMemoryStore) -> TenantCommitmentSettingsOut:
+        book = store.commitments
+        if (time_zone, require_confirmation, date_order, next_weekday) == (None,) * 4:
+            return await book.settings(tenant)
+        return await book.update_settings(
+            tenant,
+            time_zone=time_zone,
+            require_confirmation=require_confirmation,
+            date_order=date_order,
+            next_weekday=next_weekday,
+        )
+
+    found = with_store(use)
+    if as_json:
+        print_json(found.to_wire())
+        return
+    console.print(
+        f"{found.tenant}: time zone {found.time_zone}, date order {found.date_order}, "
+        f"next weekday {found.next_weekday}, "
+        f"confirmation {'required' if found.require_confirmation else 'not required'}",
+        markup=False,
+    )

@@ -50,6 +50,11 @@ class WorkflowIds:
     def inference(self, ref: MemoryRef | str) -> str:
         return f"infer-commitments/{self.token(ref)}"
 
+    def confirmation(self, ref: MemoryRef | str, commitment_id: str) -> str:
+        """The inference run that arms a commitment just confirmed (no scan, arming
+        only). Its own id, so a scheduled inference of the ref never refuses it."""
+        return f"{self.inference(ref)}/confirm/{commitment_id}"
+
     def dream(self, ref: MemoryRef | str) -> str:
         """A dream started by hand (memoryctl dream run); scheduled ones carry the
         schedule's id."""

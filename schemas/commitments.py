@@ -22,8 +22,16 @@ from schemas.commitment_spec import TimeZoneName
 from schemas.memory_ref import MemoryRefField
 from schemas.registry import register
 
-CommitmentState = Literal["armed", "fired", "cancelled", "expired", "missed"]
+# proposed: inferred for a tenant that requires confirmation; it waits, unarmed, until
+# confirmed (-> armed) or cancelled (docs/commitments.md, Auditing an inference).
+CommitmentState = Literal["proposed", "armed", "fired", "cancelled", "expired", "missed"]
 Condition = Literal["time", "predicate"]
+# How a tenant's numeric dates read: 04/05/2027 is April 5th (MDY) or 4 May (DMY);
+# YMD for 2027/04/05-style writing. docs/time-grammar.md.
+DateOrder = Literal["MDY", "DMY", "YMD"]
+# What "next Friday" said on a Wednesday means: refused (the two readings differ), the
+# coming Friday, or the Friday of the following week. docs/time-grammar.md.
+NextWeekday = Literal["refuse-when-ambiguous", "coming", "following-week"]
 CommitmentId = Annotated[str, Field(min_length=5, max_length=64, pattern=r"^cmt-[0-9a-f]+$")]
 
 # Temporal workflow type names, for the activity that starts them (activities must not
@@ -215,6 +223,29 @@ class PredicateWatchStatus(WireResult):
 # ------------------------------------------------------------------ records
 
 
+class CommitmentReading(WireModel):
+    """What inference understood of its entry, content-free: where it read (character
+    offsets into the entry's stored, SR-1 redacted text), a checksum of what it read
+    there (so the read side can tell when the entry changed since), and the conventions
+    the reading applied (docs/time-grammar.md lists the codes). The instant, rule or
+    predicate it made is the commitment's spec."""
+
+    span_start: int = Field(ge=0)
+    span_end: int = Field(ge=0)
+    span_sha256: str = Field(pattern=r"^[0-9a-f]{16}$")
+    conventions: tuple[str, ...] = ()
+
+
+class TenantCommitmentSettingsOut(WireModel):
+    """A tenant's commitment settings as the CLI and HTTP show them."""
+
+    tenant: str
+    time_zone: str
+    require_confirmation: bool
+    date_order: DateOrder
+    next_weekday: NextWeekday
+
+
 class CommitmentRecord(WireModel):
     commitment_id: str
     memory_ref: str
@@ -230,6 +261,11 @@ class CommitmentRecord(WireModel):
     workflow_id: str | None = None
     ended_reason: str | None = None
     created_at: datetime
+    # None for commitments recorded before readings were kept (migration 0014).
+    reading: CommitmentReading | None = None
+    # Content-free, for lists and the Temporal UI: "once 2026-11-28T08:00:00Z",
+    # "rrule FREQ=WEEKLY;BYDAY=TH;... @Europe/Berlin", "predicate memory.tag_exists".
+    understood: str | None = None
 
 
 class OccurrenceRecord(WireModel):
@@ -250,6 +286,10 @@ class CommitmentDetail(WireModel):
     occurrences: tuple[OccurrenceRecord, ...]
     spec: dict[str, object] | None = None
     intention: str | None = None
+    # The span the reading covers, as the entry holds it now (SR-1 redacted at write);
+    # None when the entry is gone or its text changed since (read_changed is then true).
+    read_text: str | None = None
+    read_changed: bool = False
 
 
 register("workflow-commitment-inference-input", CommitmentInferenceInput)

@@ -28,6 +28,10 @@ class EventType(StrEnum):
     WORKSPACE_UPDATED = "workspace.updated"
     MEMORY_CONSOLIDATED = "agent.memory.consolidated"
     COMMITMENT_FIRED = "commitment.fired"
+    # The lifecycle pair RFC 0068 deferred (its Unresolved question 3): additive, and
+    # content-free like commitment.fired (docs/commitments.md, Auditing an inference).
+    COMMITMENT_INFERRED = "commitment.inferred"
+    COMMITMENT_CANCELLED = "commitment.cancelled"
     # Not an openwop event (consumers ignore unknown types): two look-alike entries that
     # differ in a guarded fact, found by consolidation and left unmerged.
     MEMORY_CONFLICT = "memory.conflict.detected"
@@ -109,6 +113,39 @@ class CommitmentFired(WireModel):
     condition: Literal["time", "predicate"]
     memory_id: str | None = None
     enqueued_run_id: str | None = None
+
+
+class CommitmentInferred(WireModel):
+    """A commitment was recorded from an entry: what inference understood, content-free.
+
+    ``spanStart``/``spanEnd`` are character offsets into the entry's stored (SR-1
+    redacted) text of the phrase that was read; the text itself is served only by the
+    read side (`memoryctl commitments show`, ``GET /v1/commitments/{id}``)."""
+
+    commitment_id: str = Field(min_length=1)
+    memory_ref: str = Field(min_length=1)
+    condition: Literal["time", "predicate"]
+    memory_id: str = Field(min_length=1)
+    state: Literal["armed", "proposed", "expired"]
+    time_zone: str = Field(min_length=1)
+    due_at: Instant | None = None  # a time commitment's first instant
+    rrule: str | None = Field(default=None, max_length=512)  # a recurrence's rule body
+    predicate: str | None = Field(default=None, max_length=128)  # the name, never arguments
+    span_start: int = Field(ge=0)
+    span_end: int = Field(ge=0)
+    conventions: tuple[str, ...] = ()
+
+
+class CommitmentCancelled(WireModel):
+    """A commitment was cancelled before it was done: by `memoryctl commitments cancel`,
+    ``POST /v1/commitments/{id}/cancel`` or a cancel of its workflow. A commitment that
+    ends because its source entry went away records ``endedReason`` instead (list/show)."""
+
+    commitment_id: str = Field(min_length=1)
+    memory_ref: str = Field(min_length=1)
+    condition: Literal["time", "predicate"]
+    memory_id: str = Field(min_length=1)
+    previous_state: Literal["armed", "proposed"]
 
 
 class EventRecord(WireModel):

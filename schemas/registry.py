@@ -22,6 +22,8 @@ EXPORTED: dict[str, type[BaseModel]] = {
     "event-workspace-updated": events.WorkspaceUpdated,
     "event-agent-memory-consolidated": events.AgentMemoryConsolidated,
     "event-commitment-fired": events.CommitmentFired,
+    "event-commitment-inferred": events.CommitmentInferred,
+    "event-commitment-cancelled": events.CommitmentCancelled,
 }
 
 

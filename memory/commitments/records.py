@@ -13,7 +13,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.commitments.scan import checked_zone
+from memory.commitments.readings import cancelled_event, read_span, reading_of, understood
+from memory.commitments.scan import TenantCommitmentSettings, checked_zone, tenant_settings
+from memory.event_log import append_events
 from memory.rows import E
 from memory.scope import scoped
 from memory.sql_arrays import texts
@@ -21,6 +23,8 @@ from schemas.commitments import (
     CommitmentDetail,
     CommitmentRecord,
     CommitmentState,
+    DateOrder,
+    NextWeekday,
     OccurrenceRecord,
     commitment_workflow_id,
 )
@@ -28,6 +32,8 @@ from schemas.memory_ref import MemoryRef
 
 C = tables.commitments
 O = tables.occurrences  # noqa: E741
+# A commitment that can still fire (or, proposed, be confirmed to).
+LIVE_STATES = frozenset({"armed", "proposed"})
 
 
 def to_record(row: Any) -> CommitmentRecord:
@@ -47,6 +53,8 @@ def to_record(row: Any) -> CommitmentRecord:
         workflow_id=commitment_workflow_id(row.commitment_id) if row.armed_at else None,
         ended_reason=row.ended_reason,
         created_at=row.created_at,
+        reading=reading_of(row),
+        understood=understood(row.spec, row.condition, row.time_zone),
     )
 
 
@@ -80,8 +88,10 @@ async def commitment_detail(
     intention = (
         await connection.execute(select(E.c.content).where(scoped(E, ref), E.c.id == row.memory_id))
     ).scalar()
+    record = to_record(row)
+    read_text = read_span(intention, record.reading)
     return CommitmentDetail(
-        commitment=to_record(row),
+        commitment=record,
         occurrences=tuple(
             OccurrenceRecord(
                 occurrence=o.occurrence,
@@ -96,24 +106,57 @@ async def commitment_detail(
         ),
         spec=row.spec,
         intention=intention,
+        read_text=read_text,
+        read_changed=record.reading is not None and read_text is None and intention is not None,
     )
+
+
+async def _locked(connection: AsyncConnection, ref: MemoryRef, commitment_id: str) -> Any:
+    query = select(C).where(scoped(C, ref), C.c.commitment_id == commitment_id).with_for_update()
+    return (await connection.execute(query)).first()
+
+
+async def _reread(connection: AsyncConnection, ref: MemoryRef, commitment_id: str) -> Any:
+    query = select(C).where(scoped(C, ref), C.c.commitment_id == commitment_id)
+    return (await connection.execute(query)).first()
 
 
 async def cancel_commitment(
     connection: AsyncConnection, ref: MemoryRef, commitment_id: str, now: datetime
 ) -> CommitmentRecord | None:
-    """Armed -> cancelled; a commitment that already ended keeps its state."""
+    """Armed or proposed -> cancelled, with commitment.cancelled in the same transaction;
+    a commitment that already ended keeps its state and announces nothing (so the store
+    cancel and the workflow cancel that follows it record one event between them)."""
+    row = await _locked(connection, ref, commitment_id)
+    if row is None:
+        return None
+    if row.state not in LIVE_STATES:
+        return to_record(row)
     await connection.execute(
         update(C)
-        .where(scoped(C, ref), C.c.commitment_id == commitment_id, C.c.state == "armed")
+        .where(scoped(C, ref), C.c.commitment_id == commitment_id)
         .values(state="cancelled", ended_reason="cancelled", next_at=None, updated_at=now)
     )
-    row = (
+    await append_events(connection, ref, [cancelled_event(row, row.state)], now)
+    return to_record(await _reread(connection, ref, commitment_id))
+
+
+async def confirm_commitment(
+    connection: AsyncConnection, ref: MemoryRef, commitment_id: str, now: datetime
+) -> CommitmentRecord | None:
+    """Proposed -> armed (not yet started: arming starts it). Confirming an armed
+    commitment again is a no-op; one that ended keeps its state."""
+    row = await _locked(connection, ref, commitment_id)
+    if row is None:
+        return None
+    if row.state == "proposed":
         await connection.execute(
-            select(C).where(scoped(C, ref), C.c.commitment_id == commitment_id)
+            update(C)
+            .where(scoped(C, ref), C.c.commitment_id == commitment_id)
+            .values(state="armed", updated_at=now)
         )
-    ).first()
-    return to_record(row) if row is not None else None
+        row = await _reread(connection, ref, commitment_id)
+    return to_record(row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +166,18 @@ class UnarmedCommitment:
     commitment_id: str
     condition: str  # "time" or a predicate kind
     next_at: datetime | None
+    # For the workflow's summary in the Temporal UI: ids, offsets and what was understood.
+    memory_id: str = ""
+    understood: str | None = None
+    span: tuple[int, int] | None = None
+
+    def summary(self, ref: MemoryRef) -> str:
+        """``time commitment of mem://acme/a1, entry e-1 [14:23]: once 2026-...Z``."""
+        where = f", entry {self.memory_id}" if self.memory_id else ""
+        if self.span is not None:
+            where += f" [{self.span[0]}:{self.span[1]}]"
+        said = f": {self.understood}" if self.understood else ""
+        return f"{self.condition} commitment of {ref}{where}{said}"
 
 
 async def unarmed(
@@ -130,13 +185,32 @@ async def unarmed(
 ) -> list[UnarmedCommitment]:
     """Armed commitments whose workflow has not been started (or not recorded as such)."""
     query = (
-        select(C.c.commitment_id, C.c.condition, C.c.next_at)
+        select(
+            C.c.commitment_id,
+            C.c.condition,
+            C.c.next_at,
+            C.c.memory_id,
+            C.c.spec,
+            C.c.time_zone,
+            C.c.span_start,
+            C.c.span_end,
+        )
         .where(scoped(C, ref), C.c.state == "armed", C.c.armed_at.is_(None))
         .order_by(C.c.commitment_id)
         .limit(limit)
     )
     rows = (await connection.execute(query)).all()
-    return [UnarmedCommitment(row.commitment_id, row.condition, row.next_at) for row in rows]
+    return [
+        UnarmedCommitment(
+            row.commitment_id,
+            row.condition,
+            row.next_at,
+            row.memory_id,
+            understood(row.spec, row.condition, row.time_zone),
+            None if row.span_start is None else (row.span_start, row.span_end),
+        )
+        for row in rows
+    ]
 
 
 async def mark_armed(
@@ -155,17 +229,44 @@ async def mark_armed(
     )
 
 
-async def set_time_zone(
-    connection: AsyncConnection, tenant: str, time_zone: str, now: datetime
-) -> str:
-    checked_zone(time_zone)
+async def update_tenant_settings(
+    connection: AsyncConnection,
+    tenant: str,
+    now: datetime,
+    *,
+    time_zone: str | None = None,
+    require_confirmation: bool | None = None,
+    date_order: DateOrder | None = None,
+    next_weekday: NextWeekday | None = None,
+) -> TenantCommitmentSettings:
+    """Set the given settings of a tenant (the others keep their value, or the default
+    for a tenant that had none) and return them all."""
+    if time_zone is not None:
+        checked_zone(time_zone)
+    changes: dict[str, Any] = {
+        key: value
+        for key, value in (
+            ("time_zone", time_zone),
+            ("require_confirmation", require_confirmation),
+            ("date_order", date_order),
+            ("next_weekday", next_weekday),
+        )
+        if value is not None
+    }
     settings = tables.tenant_settings
+    defaults = TenantCommitmentSettings()
     await connection.execute(
         pg_insert(settings)
-        .values(tenant=tenant, time_zone=time_zone, updated_at=now)
+        .values(
+            tenant=tenant,
+            time_zone=time_zone or defaults.time_zone,
+            require_confirmation=bool(require_confirmation),
+            date_order=date_order or defaults.date_order,
+            next_weekday=next_weekday or defaults.next_weekday,
+            updated_at=now,
+        )
         .on_conflict_do_update(
-            index_elements=[settings.c.tenant],
-            set_={"time_zone": time_zone, "updated_at": now},
+            index_elements=[settings.c.tenant], set_={**changes, "updated_at": now}
         )
     )
-    return time_zone
+    return await tenant_settings(connection, tenant)

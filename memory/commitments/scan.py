@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -23,17 +24,26 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
+from memory.commitment_parsing.conventions import ParsingConventions
 from memory.commitment_parsing.inference import Inferred, Unparsable, infer_commitment
 from memory.commitment_parsing.phrasing import INTENTION_TAGS, TRIGGER_SQL_PATTERN
 from memory.commitment_parsing.recurrence_dates import first_occurrence
 from memory.commitment_parsing.time_words import normalize_text
+from memory.commitments.readings import ReadingColumns, inferred_event
+from memory.event_log import append_events
 from memory.lineage import DISTILLED
 from memory.locks import lock, memory_ref_order
 from memory.rows import E, live
 from memory.scope import scoped, tenant_scoped
 from memory.sql_arrays import texts
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
-from schemas.commitments import InferCommitmentsRequest, InferenceResult, commitment_id
+from schemas.commitments import (
+    DateOrder,
+    InferCommitmentsRequest,
+    InferenceResult,
+    NextWeekday,
+    commitment_id,
+)
 from schemas.errors import InvalidInput
 from schemas.memory_ref import MemoryRef
 
@@ -55,10 +65,38 @@ def checked_zone(name: str) -> ZoneInfo:
         raise InvalidInput("timeZone", "an IANA time zone name such as Europe/Berlin") from error
 
 
-async def tenant_time_zone(connection: AsyncConnection, tenant: str) -> str:
+@dataclass(frozen=True, slots=True)
+class TenantCommitmentSettings:
+    """How a tenant's entries read (zone, numeric date order) and whether what they
+    promise waits for confirmation. Defaults for a tenant that set nothing."""
+
+    time_zone: str = "UTC"
+    require_confirmation: bool = False
+    date_order: DateOrder = "MDY"
+    next_weekday: NextWeekday = "refuse-when-ambiguous"
+
+    def parsing(self) -> ParsingConventions:
+        return ParsingConventions(date_order=self.date_order, next_weekday=self.next_weekday)
+
+
+async def tenant_settings(connection: AsyncConnection, tenant: str) -> TenantCommitmentSettings:
     settings = tables.tenant_settings
-    query = select(settings.c.time_zone).where(tenant_scoped(settings, tenant))
-    return (await connection.execute(query)).scalar() or "UTC"
+    query = select(
+        settings.c.time_zone,
+        settings.c.require_confirmation,
+        settings.c.date_order,
+        settings.c.next_weekday,
+    ).where(tenant_scoped(settings, tenant))
+    row = (await connection.execute(query)).first()
+    if row is None:
+        return TenantCommitmentSettings()
+    return TenantCommitmentSettings(
+        row.time_zone, row.require_confirmation, row.date_order, row.next_weekday
+    )
+
+
+async def tenant_time_zone(connection: AsyncConnection, tenant: str) -> str:
+    return (await tenant_settings(connection, tenant)).time_zone
 
 
 def promise_key(text: str, normalized_condition: str) -> str:
@@ -118,8 +156,11 @@ async def infer_commitments(
     # forget of the ref runs entirely before (its merged or erased entries are not read)
     # or after (its triggers end the commitments made here).
     await lock(connection, memory_ref_order(ref))
-    zone_name = request.time_zone or await tenant_time_zone(connection, ref.tenant)
+    settings = await tenant_settings(connection, ref.tenant)
+    zone_name = request.time_zone or settings.time_zone
     zone = checked_zone(zone_name)
+    first_state = "proposed" if settings.require_confirmation else "armed"
+    conventions = settings.parsing()
     watermark = (
         await connection.execute(select(W.c.scanned_through).where(scoped(W, ref)))
     ).scalar()
@@ -129,13 +170,15 @@ async def infer_commitments(
     promised: set[str] = set()
     kinds = {"time": 0, "predicate": 0}
     for row in rows:
-        outcome = infer_commitment(row.content, row.tags, said_at=row.created_at, zone=zone)
+        outcome = infer_commitment(
+            row.content, row.tags, said_at=row.created_at, zone=zone, conventions=conventions
+        )
         if outcome is None:
             continue
         if isinstance(outcome, Unparsable):
             unparsable.append(row.id)
             continue
-        record = _record(ref, row, outcome, zone_name, request.enqueue_runs, now)
+        record = _record(ref, row, outcome, zone_name, first_state, request.enqueue_runs, now)
         if record["promise_key"] in promised:
             continue  # the same promise stated again in this batch: armed once
         promised.add(record["promise_key"])
@@ -146,12 +189,21 @@ async def infer_commitments(
         inserted = await connection.execute(
             pg_insert(C)
             .values(records)
-            # Known already: the same commitment id, or an armed commitment of the same
-            # promise (uq_commitments_armed_promise, migration 0011).
+            # Known already: the same commitment id, or a live (armed or proposed)
+            # commitment of the same promise (uq_commitments_live_promise, 0011/0014).
             .on_conflict_do_nothing()
             .returning(C.c.commitment_id)
         )
         created = list(inserted.scalars())
+        # Announced in the same transaction: an inference an operator can audit (and
+        # cancel) before it fires, content-free like commitment.fired.
+        fresh = set(created)
+        await append_events(
+            connection,
+            ref,
+            [inferred_event(r) for r in records if r["commitment_id"] in fresh],
+            now,
+        )
     scanned_through = max((row.updated_at for row in rows), default=watermark)
     if request.memory_ids is None and scanned_through is not None:
         await connection.execute(
@@ -187,11 +239,15 @@ def _record(
     row: Any,
     outcome: Inferred,
     zone_name: str,
+    first_state: str,
     enqueue_run: bool,
     now: datetime,
 ) -> dict[str, Any]:
     spec = outcome.spec
     next_at = None if isinstance(spec, PredicateSpec) else first_instant(spec, row.created_at)
+    # A recurrence with no instant left (an UNTIL in the past) is born expired.
+    born_expired = next_at is None and outcome.condition == "time"
+    reading = ReadingColumns.of(row.content, outcome.span, outcome.conventions)
     return {
         "commitment_id": commitment_id(str(ref), row.id, outcome.normalized_condition),
         "tenant": ref.tenant,
@@ -200,11 +256,11 @@ def _record(
         "condition": outcome.condition,
         "spec": spec.model_dump(mode="json", by_alias=True),
         "time_zone": zone_name,
-        # A recurrence with no instant left (an UNTIL in the past) is born expired.
-        "state": "expired" if next_at is None and outcome.condition == "time" else "armed",
+        "state": "expired" if born_expired else first_state,
         "next_at": next_at,
         "enqueue_run": enqueue_run,
         "promise_key": promise_key(row.content, outcome.normalized_condition),
         "created_at": now,
         "updated_at": now,
+        **reading.as_row(),
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import get_args
 
 from pydantic import TypeAdapter, ValidationError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -23,18 +24,33 @@ from schemas.commitments import (
     CommitmentId,
     CommitmentRecord,
     CommitmentState,
+    DateOrder,
     EvaluatePredicateRequest,
     FireCommitmentRequest,
     FireOutcome,
     InferCommitmentsRequest,
     InferenceResult,
+    NextWeekday,
     PredicateOutcome,
+    TenantCommitmentSettingsOut,
 )
 from schemas.errors import InvalidInput
 from schemas.memory_ref import MemoryRef, parse_memory_ref, parse_segment, try_parse_memory_ref
 
 _COMMITMENT_ID: TypeAdapter[str] = TypeAdapter(CommitmentId)
+DATE_ORDERS: frozenset[str] = frozenset(get_args(DateOrder))
+NEXT_WEEKDAYS: frozenset[str] = frozenset(get_args(NextWeekday))
 MAX_LIST = 10_000
+
+
+def _settings_out(tenant: str, found: scan.TenantCommitmentSettings) -> TenantCommitmentSettingsOut:
+    return TenantCommitmentSettingsOut(
+        tenant=tenant,
+        time_zone=found.time_zone,
+        require_confirmation=found.require_confirmation,
+        date_order=found.date_order,
+        next_weekday=found.next_weekday,
+    )
 
 
 def _valid_id(value: object) -> bool:
@@ -117,11 +133,53 @@ class CommitmentStore:
         async with self.engine.begin() as connection:
             return await records.cancel_commitment(connection, ref, commitment_id, self.now())
 
+    async def confirm(
+        self, memory_ref: MemoryRef | str, commitment_id: str
+    ) -> CommitmentRecord | None:
+        """A proposed commitment becomes armed (arming then starts its workflow)."""
+        ref = parse_memory_ref(memory_ref)
+        if not _valid_id(commitment_id):
+            return None
+        async with self.engine.begin() as connection:
+            return await records.confirm_commitment(connection, ref, commitment_id, self.now())
+
     async def set_time_zone(self, tenant: str, time_zone: str) -> str:
         """The zone "tomorrow at 9" means for this tenant (default UTC)."""
+        return (await self.update_settings(tenant, time_zone=time_zone)).time_zone
+
+    async def update_settings(
+        self,
+        tenant: str,
+        *,
+        time_zone: str | None = None,
+        require_confirmation: bool | None = None,
+        date_order: DateOrder | None = None,
+        next_weekday: NextWeekday | None = None,
+    ) -> TenantCommitmentSettingsOut:
+        """Set some of a tenant's commitment settings; returns all of them."""
         parse_segment(tenant, "tenant")
+        if date_order is not None and date_order not in DATE_ORDERS:
+            raise InvalidInput("dateOrder", "one of MDY, DMY, YMD")
+        if next_weekday is not None and next_weekday not in NEXT_WEEKDAYS:
+            raise InvalidInput(
+                "nextWeekday", "one of refuse-when-ambiguous, coming, following-week"
+            )
         async with self.engine.begin() as connection:
-            return await records.set_time_zone(connection, tenant, time_zone, self.now())
+            found = await records.update_tenant_settings(
+                connection,
+                tenant,
+                self.now(),
+                time_zone=time_zone,
+                require_confirmation=require_confirmation,
+                date_order=date_order,
+                next_weekday=next_weekday,
+            )
+        return _settings_out(tenant, found)
+
+    async def settings(self, tenant: str) -> TenantCommitmentSettingsOut:
+        parse_segment(tenant, "tenant")
+        async with self.engine.connect() as connection:
+            return _settings_out(tenant, await scan.tenant_settings(connection, tenant))
 
     async def time_zone(self, tenant: str) -> str:
         # Checked like set_time_zone: an unchecked value reached the driver, whose error

@@ -130,6 +130,8 @@ async def _tour(engine: AsyncEngine) -> None:
     book = store.commitments
     await book.set_time_zone(SENTINEL_TENANT, "Europe/London")
     await book.time_zone(SENTINEL_TENANT)
+    await book.update_settings(SENTINEL_TENANT, date_order="MDY")
+    await book.settings(SENTINEL_TENANT)
     await book.infer(InferCommitmentsRequest(memory_ref=ref))
     (record,) = await book.list(ref)
     await book.show(ref, record.commitment_id)
@@ -144,7 +146,10 @@ async def _tour(engine: AsyncEngine) -> None:
             fired_at=record.next_at,
         )
     )
+    await book.confirm(ref, record.commitment_id)
     await book.cancel(ref, record.commitment_id)
+    async with engine.connect() as connection:
+        await change_seq(connection, parse_memory_ref(ref))
 
     keys = ApiKeyStore(engine)
     await keys.create(SENTINEL_TENANT, "tour")
