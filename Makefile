@@ -52,8 +52,10 @@ bench:
 	$(PY) -m benchmarks.distillation_bench
 	$(PY) -m benchmarks.forget_bench
 	$(PY) -m benchmarks.consolidation_bench
+	$(PY) -m benchmarks.time_corpora.fetch
 	$(PY) -m benchmarks.commitment_parser_bench
 	$(PY) -m benchmarks.commitments_bench
+	$(PY) -m benchmarks.predicate_watch_bench
 	$(PY) -m benchmarks.http_bench
 	$(PY) -m benchmarks.codec_bench
 

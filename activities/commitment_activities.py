@@ -11,14 +11,15 @@ after Temporal's retention has forgotten a closed run.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from temporalio import activity
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 from activities.boundary import content_free
 from activities.contracts import (
@@ -52,6 +53,16 @@ from schemas.commitments import (
 from schemas.memory_ref import MemoryRef
 
 ARM_BATCH = 500
+# Starts in flight at once per arming activity. Sequential starts armed about 50/s (one
+# dev-server round trip each); concurrent ones reach the server's own start rate, which
+# measured the same at 4, 16 and 64 in flight. 16 keeps 20 arming runs' queue of starts
+# short enough that a start's round trip never used more than 0.6 s of START_LEAD
+# (docs/performance.md, Commitments).
+ARM_CONCURRENCY = 16
+# How long before its instant a held-back time commitment's run begins. The start delay
+# counts from when the server handles the start, which a burst of arming delays by up to
+# seconds; the run's own timer absorbs that, measured from its first task.
+START_LEAD = timedelta(seconds=5)
 
 
 class CommitmentActivities:
@@ -70,24 +81,55 @@ class CommitmentActivities:
     async def arm_commitments(self, request: ArmCommitmentsRequest) -> ArmReport:
         ref = request.memory_ref
         started = already = 0
+        slots = asyncio.Semaphore(ARM_CONCURRENCY)
+
+        async def start(row: UnarmedCommitment) -> bool:
+            nonlocal started, already
+            async with slots:
+                fresh = await self._start(ref, row)
+            if fresh:
+                started += 1
+            else:
+                already += 1
+            progress()({"started": started, "alreadyRunning": already})
+            return fresh
+
         while batch := await self.commitments.unarmed(ref, ARM_BATCH):
-            for row in batch:
-                if await self._start(ref, row):
-                    started += 1
-                else:
-                    already += 1
-                progress()({"started": started, "alreadyRunning": already})
-            await self.commitments.mark_armed(ref, [row.commitment_id for row in batch])
+            # Every start of the batch runs to its end before anything is marked: a start
+            # that failed leaves its commitment unarmed for the activity's retry, whose
+            # second start of the ones that did start is a no-op (REJECT_DUPLICATE).
+            results = await asyncio.gather(*(start(row) for row in batch), return_exceptions=True)
+            done = [
+                row.commitment_id
+                for row, r in zip(batch, results, strict=True)
+                if r is True or r is False
+            ]
+            await self.commitments.mark_armed(ref, done)
+            failed = [r for r in results if isinstance(r, BaseException)]
+            if failed:
+                raise ApplicationError(
+                    f"{len(failed)} of {len(batch)} commitment workflow starts failed "
+                    f"({type(failed[0]).__name__}); {len(done)} armed, the rest retry",
+                    type="ArmStartFailed",
+                )
         return ArmReport(memory_ref=str(ref), started=started, already_running=already)
 
     async def _start(self, ref: MemoryRef, row: UnarmedCommitment) -> bool:
         workflow: str
         argument: CommitmentInput | PredicateWatchInput
+        delay: timedelta | None = None
         if row.condition == "time":
             workflow = COMMITMENT_WORKFLOW
             argument = CommitmentInput(
                 commitment_id=row.commitment_id, memory_ref=ref, due_at=row.next_at
             )
+            # Temporal holds the run back until START_LEAD before the instant, so arming
+            # runs no workflow task and a worker holds no armed run. The run's own durable
+            # timer covers the lead and is the guard: a cancel or signal that starts the
+            # run early still waits for the instant (docs/performance.md, Commitments).
+            if row.next_at is not None:
+                ahead = row.next_at - START_LEAD - datetime.now(UTC)
+                delay = ahead if ahead > timedelta() else None
         else:
             workflow = PREDICATE_WATCH_WORKFLOW
             argument = PredicateWatchInput(commitment_id=row.commitment_id, memory_ref=ref)
@@ -102,10 +144,13 @@ class CommitmentActivities:
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
                 search_attributes=attributes_of(ref),
-                static_summary=f"{row.condition} commitment of {ref}",
+                # What inference understood, ids and instants only (no text): the UI
+                # shows it before the run starts (a held-back start has no details yet).
+                static_summary=row.summary(ref),
                 # Not bounded by an execution timeout: a recurring commitment continues
                 # as new for as long as it is armed; cancel ends it.
                 task_timeout=timedelta(seconds=10),
+                start_delay=delay,
             )
         except WorkflowAlreadyStartedError:
             return False

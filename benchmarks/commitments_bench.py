@@ -2,23 +2,35 @@
 Temporal dev server, 2,000 of them due within a two-minute window and the rest days
 ahead; every due one must fire exactly once.
 
-    python -m benchmarks.commitments_bench            # the full run (about 6 minutes)
-    python -m benchmarks.commitments_bench --quick    # 1,000 armed, 200 due in 30 s
+    python -m benchmarks.commitments_bench            # the full run (about 7 minutes)
+    python -m benchmarks.commitments_bench --quick    # 1,000 armed, 200 due in 30 s (90 s)
+    python -m benchmarks.commitments_bench --quick --option per-ref   # the prototype
 
 How it runs, end to end through the product's own paths:
-1. Baseline in the same run: the dev server's ceiling for one-activity workflows (a
-   no-op activity, started all at once, worker in this process), in workflows/s.
+1. Baselines in the same run: the dev server's ceiling for one-activity workflows (a
+   no-op activity, started all at once, worker in this process), in workflows/s, and its
+   ceiling for workflow starts held back by a start delay (no worker involved), in
+   starts/s: arming one run per commitment cannot beat the second.
 2. The real worker (`python worker.py`) runs as a subprocess against the same dev server
    and database, so its memory is measured alone (peak RSS, sampled every 0.5 s, and the
    kernel's high-water mark).
 3. Entries ("Remind me in 5 days to ...") are written to 100 memoryRefs. The far ones
    are said now (due in 5 days) and armed first: a CommitmentInferenceWorkflow per
-   memoryRef parses them and starts one CommitmentWorkflow each (durable timers). The
-   due ones are then written with a back-dated creation so that "in 5 days" falls inside
-   the window, and inferred on demand by id (the watermark has passed their back-dated
-   time); the window opens once writing and arming them has had time to finish.
+   memoryRef (20 at once) parses them and its arming activity starts one
+   CommitmentWorkflow each. The due ones are then written with a back-dated creation so
+   that "in 5 days" falls inside the window, and inferred on demand by id (the watermark
+   has passed their back-dated time); the window opens once writing and arming them has
+   had time to finish. The arming rate is commitments over the wall time of those
+   inference runs (inference, arming activity, started workflows), far and due passes.
 4. After the window: the ledger and the event log are read. Lateness is the ledger's
-   claim time (wall clock, when the firing transaction ran) minus the due instant.
+   claim time (wall clock, when the firing transaction ran) minus the due instant; every
+   tenth fired one's history splits it into hops (benchmarks/lateness_hops.py), and the
+   inference runs' histories split the arming time between inference and arming.
+   The 1/5/15-minute load average at the end says how busy the machine was.
+
+``--option per-ref`` measures the alternative the issue names instead of the product's
+path: one timer workflow per memoryRef holding all its instants
+(benchmarks/ref_timer_option.py).
 
 Runs enqueue no agent run (enqueueRuns false): the figures are the firing path alone.
 Results go to benchmarks/results/commitments.json.
@@ -51,6 +63,8 @@ from temporalio.worker import Worker
 
 from benchmarks.ceiling_workflow import OneActivityWorkflow, noop
 from benchmarks.common import bench_server, fresh_database
+from benchmarks.lateness_hops import Claim, lateness_hops
+from benchmarks.ref_timer_option import RefTimersWorkflow, infer_and_arm_per_ref
 from memory import tables
 from memory.database import create_engine, migrate
 from memory.store import PostgresMemoryStore
@@ -79,6 +93,11 @@ class Plan:
     margin_s: int = 30
 
 
+# What arms and fires: the product's path (one CommitmentWorkflow per commitment,
+# activities/commitment_activities.py), or the per-memoryRef timer prototype
+# (benchmarks/ref_timer_option.py) measured beside it.
+PER_COMMITMENT, PER_REF = "per-commitment", "per-ref"
+
 FULL = Plan(tenants=100, armed=10_000, due=2_000, window_s=120, ceiling_workflows=1_000)
 QUICK = Plan(tenants=20, armed=1_000, due=200, window_s=30, ceiling_workflows=200)
 # For the test suite: the whole path in about 20 s (20 due ones arm in well under 1 s).
@@ -103,6 +122,29 @@ async def dev_server_ceiling(client: Client, count: int) -> float:
         )
         await asyncio.gather(*(handle.result() for handle in handles))
         return count / (time.perf_counter() - started)
+
+
+async def start_ceiling(client: Client, count: int, concurrency: int = 64) -> float:
+    """Workflow starts per second the dev server takes at all: ``count`` one-activity
+    workflows started with a day's start delay (as arming starts a commitment's run, no
+    worker involved), ``concurrency`` in flight. Arming one run per commitment cannot
+    beat it."""
+    queue = f"start-ceiling-{uuid.uuid4().hex[:6]}"
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(n: int) -> None:
+        async with gate:
+            await client.start_workflow(
+                OneActivityWorkflow.run,
+                n,
+                id=f"{queue}-{n}",
+                task_queue=queue,
+                start_delay=timedelta(days=1),
+            )
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(n) for n in range(count)))
+    return count / (time.perf_counter() - started)
 
 
 # ------------------------------------------------------------ the worker process
@@ -210,27 +252,56 @@ async def infer_all(
     task_queue: str,
     refs: Sequence[str],
     ids_by_ref: dict[str, list[str]] | None = None,
+    runs: list[str] | None = None,
 ) -> tuple[int, float]:
     """One CommitmentInferenceWorkflow per ref (20 at a time): from the watermark, or,
-    for back-dated entries the watermark has passed, on demand by their ids."""
+    for back-dated entries the watermark has passed, on demand by their ids. Appends
+    the runs' workflow ids to ``runs``."""
     gate = asyncio.Semaphore(20)
     started = time.perf_counter()
 
     async def one(ref: str) -> int:
         ids = tuple(ids_by_ref[ref]) if ids_by_ref is not None else None
+        workflow_id = f"bench-infer-{uuid.uuid4().hex[:8]}"
+        if runs is not None:
+            runs.append(workflow_id)
         async with gate:
             result = await client.execute_workflow(
                 CommitmentInferenceWorkflow.run,
                 CommitmentInferenceInput(
                     memory_ref=parse_memory_ref(ref), memory_ids=ids, enqueue_runs=False
                 ),
-                id=f"bench-infer-{uuid.uuid4().hex[:8]}",
+                id=workflow_id,
                 task_queue=task_queue,
             )
             return result.armed.started
 
     armed = sum(await asyncio.gather(*(one(ref) for ref in refs)))
     return armed, time.perf_counter() - started
+
+
+async def arming_split(client: Client, runs: Sequence[str]) -> dict[str, float]:
+    """Seconds the inference runs spent in each activity (started to completed, summed
+    over runs) and in all (the runs' spans, summed): where arming time goes."""
+    split: dict[str, float] = {"workflow_total": 0.0}
+    for workflow_id in runs:
+        events = [e async for e in client.get_workflow_handle(workflow_id).fetch_history_events()]
+        at = {e.event_id: e.event_time.ToDatetime() for e in events}
+        names = {
+            e.event_id: e.activity_task_scheduled_event_attributes.activity_type.name
+            for e in events
+            if e.HasField("activity_task_scheduled_event_attributes")
+        }
+        for e in events:
+            if e.HasField("activity_task_completed_event_attributes"):
+                done = e.activity_task_completed_event_attributes
+                name = names[done.scheduled_event_id]
+                took = (at[e.event_id] - at[done.started_event_id]).total_seconds()
+                split[name] = split.get(name, 0.0) + took
+        split["workflow_total"] += (
+            at[events[-1].event_id] - at[events[0].event_id]
+        ).total_seconds()
+    return {name: round(seconds, 1) for name, seconds in split.items()}
 
 
 # ------------------------------------------------------------ measuring
@@ -265,8 +336,8 @@ async def wait_for_fires(engine: AsyncEngine, expected: int, deadline: float) ->
         await asyncio.sleep(2)
 
 
-async def run(plan: Plan) -> dict[str, Any]:
-    report: dict[str, Any] = {"plan": plan.__dict__}
+async def run(plan: Plan, option: str = PER_COMMITMENT) -> dict[str, Any]:
+    report: dict[str, Any] = {"plan": plan.__dict__, "option": option}
     async with (
         bench_server("commitments-bench") as server,
         fresh_database(server, "commitments") as url,
@@ -280,7 +351,7 @@ async def run(plan: Plan) -> dict[str, Any]:
             search_attributes=list(search_attributes.ALL),
         )
         try:
-            report.update(await _measure(plan, engine, env, database_url))
+            report.update(await _measure(plan, engine, env, database_url, option))
         finally:
             await env.shutdown()
             await engine.dispose()
@@ -288,24 +359,46 @@ async def run(plan: Plan) -> dict[str, Any]:
 
 
 async def _measure(
-    plan: Plan, engine: AsyncEngine, env: WorkflowEnvironment, database_url: str
+    plan: Plan, engine: AsyncEngine, env: WorkflowEnvironment, database_url: str, option: str
 ) -> dict[str, Any]:
     client = env.client
     print(f"baseline: {plan.ceiling_workflows:,} one-activity workflows at once", flush=True)
     ceiling = await dev_server_ceiling(client, plan.ceiling_workflows)
     print(f"  dev server ceiling: {ceiling:.1f} workflows/s", flush=True)
+    starts = await start_ceiling(client, plan.ceiling_workflows * 2)
+    print(f"  dev server start ceiling: {starts:.0f} delayed starts/s", flush=True)
 
     refs = [f"mem://bench-t{n:03d}/agent" for n in range(plan.tenants)]
     queue = f"commitments-{uuid.uuid4().hex[:6]}"
     address = client.service_client.config.target_host
     state = Path(tempfile.mkdtemp(prefix="commitments-bench-"))
     worker = WorkerProcess(address, database_url, queue, state)
+    timer_queue = f"ref-timers-{uuid.uuid4().hex[:6]}"
+    store = PostgresMemoryStore(engine)
+
+    far_runs: list[str] = []
+    due_runs: list[str] = []
+
+    async def arm(
+        ids_by_ref: dict[str, list[str]] | None = None, *, runs: list[str]
+    ) -> tuple[int, float]:
+        if option == PER_COMMITMENT:
+            return await infer_all(client, queue, refs, ids_by_ref, runs)
+        started = time.perf_counter()
+        armed = await infer_and_arm_per_ref(client, store, refs, timer_queue, queue, ids_by_ref)
+        return armed, time.perf_counter() - started
+
+    # The per-memoryRef prototype's timer workflows run in this process; their FIRE
+    # activities run on the real worker's queue.
+    timers = Worker(client, task_queue=timer_queue, workflows=[RefTimersWorkflow])
     try:
         await worker.ready()
+        if option == PER_REF:
+            await timers.__aenter__()
         far = plan.armed - plan.due
         print(f"arming {far:,} commitments due in 5 days", flush=True)
         await write_far_entries(engine, refs, far)
-        armed_far, far_s = await infer_all(client, queue, refs)
+        armed_far, far_s = await arm(runs=far_runs)
         print(f"  {armed_far:,} armed in {far_s:.1f} s ({armed_far / far_s:.0f}/s)", flush=True)
         # Writing one back-dated entry at a time runs at 100-200/s here, arming at the rate
         # just measured: the window opens once both are done.
@@ -317,8 +410,8 @@ async def _measure(
             flush=True,
         )
         due_ids = await write_due_entries(engine, refs, plan.due, window_start, plan.window_s)
-        armed_due, due_s = await infer_all(client, queue, refs, due_ids)
-        print(f"  {armed_due:,} armed in {due_s:.1f} s", flush=True)
+        armed_due, due_s = await arm(due_ids, runs=due_runs)
+        print(f"  {armed_due:,} armed in {due_s:.1f} s ({armed_due / due_s:.0f}/s)", flush=True)
         armed, arm_s = armed_far + armed_due, far_s + due_s
         if datetime.now(UTC) > window_start:
             print("  warning: arming ran into the window; lateness includes it", flush=True)
@@ -328,6 +421,8 @@ async def _measure(
         await asyncio.sleep(5)  # anything firing twice would land now
         peak_rss, high_water = worker.peak_rss_mb, worker.high_water_mb()
     finally:
+        if option == PER_REF:
+            await timers.__aexit__(None, None, None)
         worker.stop()
         shutil.rmtree(state, ignore_errors=True)
 
@@ -350,9 +445,16 @@ async def _measure(
             ).all()
         )
     rate = len(fired) / span if span else 0.0
+    # Every tenth fired one (200 of the full run's 2,000), spread over the window.
+    sample = [Claim(c.commitment_id, c.due_at, c.claimed_at) for c in fired[::10]]
+    hops = await lateness_hops(client, sample) if option == PER_COMMITMENT else {}
+    split_far = await arming_split(client, far_runs)
+    split_due = await arming_split(client, due_runs)
     result = {
         "armed": armed,
         "arm_rate_per_s": round(armed / arm_s, 1),
+        "arm_far_per_s": round(armed_far / far_s, 1),
+        "arm_due_per_s": round(armed_due / due_s, 1),
         "due": plan.due,
         "fired": len(fired),
         "missed": sum(1 for c in due_claims if c.outcome == "missed"),
@@ -368,9 +470,15 @@ async def _measure(
         "arrival_per_s": round(plan.due / plan.window_s, 1),
         "ceiling_workflows_per_s": round(ceiling, 1),
         "fires_to_ceiling": round(rate / ceiling, 2) if ceiling else None,
+        "start_ceiling_per_s": round(starts, 1),
+        "arming_to_start_ceiling": round(armed / arm_s / starts, 2),
         "worker_peak_rss_mb": round(peak_rss, 1),
         "worker_high_water_mb": round(high_water, 1),
         "states": states,
+        "lateness_hops_s": hops,
+        # Seconds summed over the inference runs (20 run at once), far and due passes.
+        "arming_split_s": {"far": split_far, "due": split_due},
+        "load_average": [round(v, 2) for v in os.getloadavg()],
     }
     result["pass"] = (
         result["fired"] == plan.due
@@ -383,7 +491,12 @@ async def _measure(
 
 def print_report(report: dict[str, Any]) -> None:
     rows = [
-        ("armed commitments", f"{report['armed']:,} ({report['arm_rate_per_s']}/s to arm)"),
+        ("option", report["option"]),
+        (
+            "armed commitments",
+            f"{report['armed']:,} ({report['arm_rate_per_s']}/s to arm: far ones "
+            f"{report['arm_far_per_s']}/s, due ones {report['arm_due_per_s']}/s)",
+        ),
         ("due in the window", f"{report['due']:,}"),
         ("fired exactly once", f"{report['fired']:,} ({report['fired_twice']} twice)"),
         ("commitment.fired events", f"{report['events']:,}"),
@@ -404,6 +517,11 @@ def print_report(report: dict[str, Any]) -> None:
             f"fires/ceiling {report['fires_to_ceiling']}",
         ),
         (
+            "dev server start ceiling",
+            f"{report['start_ceiling_per_s']} delayed starts/s; arming/ceiling "
+            f"{report['arming_to_start_ceiling']}",
+        ),
+        (
             "worker peak RSS",
             f"{report['worker_peak_rss_mb']} MB sampled, {report['worker_high_water_mb']} MB "
             "high-water",
@@ -411,6 +529,15 @@ def print_report(report: dict[str, Any]) -> None:
     ]
     for label, value in rows:
         print(f"  {label:<32} {value}")
+    for hop, figures in report["lateness_hops_s"].items():
+        print(
+            f"    {hop:<30} min {figures['min']} / p50 {figures['p50']} / p99 {figures['p99']}"
+            f" / max {figures['max']} s"
+            f" (n={figures['n']:.0f})"
+        )
+    for phase, split in report["arming_split_s"].items():
+        print(f"  {'arming ' + phase + ' (run-seconds)':<32} {split}")
+    print(f"  {'load average (1/5/15 min)':<32} {report['load_average']}")
     print("PASS" if report["pass"] else "FAIL")
 
 
@@ -419,11 +546,17 @@ def cli() -> None:
     parser.add_argument("--quick", action="store_true", help="1,000 armed, 200 due in 30 s")
     parser.add_argument("--smoke", action="store_true", help="60 armed, 20 due in 5 s")
     parser.add_argument("--json", type=Path, default=None, help="where to write the results")
+    parser.add_argument(
+        "--option",
+        choices=(PER_COMMITMENT, PER_REF),
+        default=PER_COMMITMENT,
+        help="the product's path (default) or the per-memoryRef timer prototype",
+    )
     args = parser.parse_args()
     plan, label = (
         (SMOKE, "-smoke") if args.smoke else (QUICK, "-quick") if args.quick else (FULL, "")
     )
-    report = asyncio.run(run(plan))
+    report = asyncio.run(run(plan, args.option))
     print_report(report)
     target = args.json or RESULTS / f"commitments{label}.json"
     target.parent.mkdir(exist_ok=True)

@@ -1,8 +1,12 @@
 """CommitmentWorkflow: one time commitment ("remind me in 5 days", "every Thursday at
 17:00"), workflow id ``commitment/<commitmentId>``.
 
-It sleeps on a durable timer until the due instant, then one activity claims the
-occurrence in the store's ledger and writes commitment.fired in the same transaction
+Arming starts it with a Temporal start delay that holds the run back until a few
+seconds before the due instant (START_LEAD in activities/commitment_activities.py), so
+10,000 armed commitments cost no workflow task and no worker cache until then. The run
+then sleeps on a durable timer for what is left (the whole wait for a run started early,
+by a cancel, or as the next run of a recurrence), and one activity claims the occurrence
+in the store's ledger and writes commitment.fired in the same transaction
 (memory/commitments/firing.py). A recurring commitment then continues as new with its
 next instant: each run holds one occurrence, so history stays a dozen events however
 long the commitment lives. We chose this loop over a Temporal Schedule per commitment

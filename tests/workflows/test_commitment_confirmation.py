@@ -117,6 +117,13 @@ async def test_a_proposal_confirmed_with_memoryctl_fires_once_and_not_before(
     await eventually(fired_once, seconds=30)
     (fired,) = await _fired(store, ref)
     assert fired["commitmentId"] == cid
+    # The Temporal UI's summary of the run: what was understood, ids and offsets, no text.
+    handle = client.get_workflow_handle(commitment_workflow_id(cid))
+    summary = await (await handle.describe()).static_summary()
+    start, end = row["reading"]["spanStart"], row["reading"]["spanEnd"]
+    assert summary == (
+        f"time commitment of {ref}, entry {row['memoryId']} [{start}:{end}]: {row['understood']}"
+    )
     # Confirming what is no longer proposed is refused with a non-zero exit.
     again = await asyncio.to_thread(memoryctl, "confirm", "--memory-ref", ref, "--id", cid, env=env)
     assert again.returncode != 0 and "only a proposed one is confirmed" in again.stderr
