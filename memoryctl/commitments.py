@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         CommitmentDetail,
         CommitmentInferenceResult,
         CommitmentRecord,
-        TenantCommitmentSettingsOut,
+        TenantCommitmentSettings,
     )
 
 commitments_app = typer.Typer(
@@ -309,7 +309,7 @@ def settings(
 ) -> None:
     """Show a tenant's commitment settings, or set the ones given."""
 
-    async def use(store: PostgresMemoryStore) -> TenantCommitmentSettingsOut:
+    async def use(store: PostgresMemoryStore) -> TenantCommitmentSettings:
         book = store.commitments
         if (time_zone, require_confirmation, date_order, next_weekday) == (None,) * 4:
             return await book.settings(tenant)

@@ -236,14 +236,16 @@ class CommitmentReading(WireModel):
     conventions: tuple[str, ...] = ()
 
 
-class TenantCommitmentSettingsOut(WireModel):
-    """A tenant's commitment settings as the CLI and HTTP show them."""
+class TenantCommitmentSettings(WireModel):
+    """How a tenant's entries read (zone, numeric date order, "next <weekday>") and
+    whether what they promise waits for confirmation; the defaults are a tenant's that
+    set nothing (migration 0014's column defaults)."""
 
     tenant: str
-    time_zone: str
-    require_confirmation: bool
-    date_order: DateOrder
-    next_weekday: NextWeekday
+    time_zone: str = "UTC"
+    require_confirmation: bool = False
+    date_order: DateOrder = "MDY"
+    next_weekday: NextWeekday = "refuse-when-ambiguous"
 
 
 class CommitmentRecord(WireModel):

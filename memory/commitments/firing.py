@@ -32,6 +32,7 @@ from memory import tables
 from memory.change_feed import change_seq
 from memory.commitment_parsing.recurrence_dates import next_occurrence, occurrences_through
 from memory.commitments.predicates import PredicateRegistry
+from memory.commitments.records import locked_commitment
 from memory.event_log import PendingEvent, append_events
 from memory.scope import scoped
 from schemas.commitment_spec import CommitmentSpec, PredicateSpec, RecurringSpec
@@ -53,11 +54,6 @@ SPEC: TypeAdapter[CommitmentSpec] = TypeAdapter(CommitmentSpec)
 # The most instants one late firing catches up on (besides its own); the rest carry on
 # in the next firing, which is due at once.
 MAX_CATCH_UP: Final = 1000
-
-
-async def _locked(connection: AsyncConnection, ref: MemoryRef, commitment_id: str) -> Any:
-    query = select(C).where(C.c.commitment_id == commitment_id, scoped(C, ref)).with_for_update()
-    return (await connection.execute(query)).first()
 
 
 async def _claimed(
@@ -231,7 +227,7 @@ async def fire_time_occurrence(
     connection: AsyncConnection, request: FireCommitmentRequest, now: datetime
 ) -> FireOutcome:
     ref = request.memory_ref
-    row = await _locked(connection, ref, request.commitment_id)
+    row = await locked_commitment(connection, ref, request.commitment_id)
     if row is None:
         return FireOutcome(commitment_id=request.commitment_id, status="not-found")
     occurrence = instant_occurrence(request.due_at)
@@ -339,7 +335,7 @@ async def evaluate_predicate(
     retried: bool = False,
 ) -> PredicateOutcome:
     ref = request.memory_ref
-    row = await _locked(connection, ref, request.commitment_id)
+    row = await locked_commitment(connection, ref, request.commitment_id)
     if row is None:
         return PredicateOutcome(commitment_id=request.commitment_id, status="not-found")
     spec = SPEC.validate_python(row.spec) if row.state == "armed" and row.spec else None

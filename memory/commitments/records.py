@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.commitments.readings import cancelled_event, read_span, reading_of, understood
-from memory.commitments.scan import TenantCommitmentSettings, checked_zone, tenant_settings
+from memory.commitments.scan import checked_zone, tenant_settings
 from memory.event_log import append_events
 from memory.rows import E
 from memory.scope import scoped
@@ -26,6 +26,7 @@ from schemas.commitments import (
     DateOrder,
     NextWeekday,
     OccurrenceRecord,
+    TenantCommitmentSettings,
     commitment_workflow_id,
 )
 from schemas.memory_ref import MemoryRef
@@ -111,13 +112,23 @@ async def commitment_detail(
     )
 
 
-async def _locked(connection: AsyncConnection, ref: MemoryRef, commitment_id: str) -> Any:
+async def locked_commitment(connection: AsyncConnection, ref: MemoryRef, commitment_id: str) -> Any:
+    """The commitment's row, locked for the rest of the transaction (firing, evaluating,
+    confirming and cancelling one commitment run one at a time)."""
     query = select(C).where(scoped(C, ref), C.c.commitment_id == commitment_id).with_for_update()
     return (await connection.execute(query)).first()
 
 
-async def _reread(connection: AsyncConnection, ref: MemoryRef, commitment_id: str) -> Any:
-    query = select(C).where(scoped(C, ref), C.c.commitment_id == commitment_id)
+async def _set(
+    connection: AsyncConnection, ref: MemoryRef, commitment_id: str, **values: Any
+) -> Any:
+    """Update the commitment and return its row as it is now."""
+    query = (
+        update(C)
+        .where(scoped(C, ref), C.c.commitment_id == commitment_id)
+        .values(**values)
+        .returning(*C.c)
+    )
     return (await connection.execute(query)).first()
 
 
@@ -127,18 +138,22 @@ async def cancel_commitment(
     """Armed or proposed -> cancelled, with commitment.cancelled in the same transaction;
     a commitment that already ended keeps its state and announces nothing (so the store
     cancel and the workflow cancel that follows it record one event between them)."""
-    row = await _locked(connection, ref, commitment_id)
+    row = await locked_commitment(connection, ref, commitment_id)
     if row is None:
         return None
     if row.state not in LIVE_STATES:
         return to_record(row)
-    await connection.execute(
-        update(C)
-        .where(scoped(C, ref), C.c.commitment_id == commitment_id)
-        .values(state="cancelled", ended_reason="cancelled", next_at=None, updated_at=now)
-    )
     await append_events(connection, ref, [cancelled_event(row, row.state)], now)
-    return to_record(await _reread(connection, ref, commitment_id))
+    ended = await _set(
+        connection,
+        ref,
+        commitment_id,
+        state="cancelled",
+        ended_reason="cancelled",
+        next_at=None,
+        updated_at=now,
+    )
+    return to_record(ended)
 
 
 async def confirm_commitment(
@@ -146,16 +161,11 @@ async def confirm_commitment(
 ) -> CommitmentRecord | None:
     """Proposed -> armed (not yet started: arming starts it). Confirming an armed
     commitment again is a no-op; one that ended keeps its state."""
-    row = await _locked(connection, ref, commitment_id)
+    row = await locked_commitment(connection, ref, commitment_id)
     if row is None:
         return None
     if row.state == "proposed":
-        await connection.execute(
-            update(C)
-            .where(scoped(C, ref), C.c.commitment_id == commitment_id)
-            .values(state="armed", updated_at=now)
-        )
-        row = await _reread(connection, ref, commitment_id)
+        row = await _set(connection, ref, commitment_id, state="armed", updated_at=now)
     return to_record(row)
 
 
@@ -254,17 +264,11 @@ async def update_tenant_settings(
         if value is not None
     }
     settings = tables.tenant_settings
-    defaults = TenantCommitmentSettings()
+    # A first row takes the column defaults for what is not given (time_zone has none).
+    first = {"time_zone": TenantCommitmentSettings(tenant=tenant).time_zone, **changes}
     await connection.execute(
         pg_insert(settings)
-        .values(
-            tenant=tenant,
-            time_zone=time_zone or defaults.time_zone,
-            require_confirmation=bool(require_confirmation),
-            date_order=date_order or defaults.date_order,
-            next_weekday=next_weekday or defaults.next_weekday,
-            updated_at=now,
-        )
+        .values(tenant=tenant, updated_at=now, **first)
         .on_conflict_do_update(
             index_elements=[settings.c.tenant], set_={**changes, "updated_at": now}
         )

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -38,10 +37,9 @@ from memory.scope import scoped, tenant_scoped
 from memory.sql_arrays import texts
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
 from schemas.commitments import (
-    DateOrder,
     InferCommitmentsRequest,
     InferenceResult,
-    NextWeekday,
+    TenantCommitmentSettings,
     commitment_id,
 )
 from schemas.errors import InvalidInput
@@ -65,20 +63,6 @@ def checked_zone(name: str) -> ZoneInfo:
         raise InvalidInput("timeZone", "an IANA time zone name such as Europe/Berlin") from error
 
 
-@dataclass(frozen=True, slots=True)
-class TenantCommitmentSettings:
-    """How a tenant's entries read (zone, numeric date order) and whether what they
-    promise waits for confirmation. Defaults for a tenant that set nothing."""
-
-    time_zone: str = "UTC"
-    require_confirmation: bool = False
-    date_order: DateOrder = "MDY"
-    next_weekday: NextWeekday = "refuse-when-ambiguous"
-
-    def parsing(self) -> ParsingConventions:
-        return ParsingConventions(date_order=self.date_order, next_weekday=self.next_weekday)
-
-
 async def tenant_settings(connection: AsyncConnection, tenant: str) -> TenantCommitmentSettings:
     settings = tables.tenant_settings
     query = select(
@@ -88,11 +72,12 @@ async def tenant_settings(connection: AsyncConnection, tenant: str) -> TenantCom
         settings.c.next_weekday,
     ).where(tenant_scoped(settings, tenant))
     row = (await connection.execute(query)).first()
-    if row is None:
-        return TenantCommitmentSettings()
-    return TenantCommitmentSettings(
-        row.time_zone, row.require_confirmation, row.date_order, row.next_weekday
-    )
+    return TenantCommitmentSettings(tenant=tenant, **(row._asdict() if row else {}))
+
+
+def parsing_conventions(settings: TenantCommitmentSettings) -> ParsingConventions:
+    """What the grammar reads of a tenant's settings."""
+    return ParsingConventions(date_order=settings.date_order, next_weekday=settings.next_weekday)
 
 
 async def tenant_time_zone(connection: AsyncConnection, tenant: str) -> str:
@@ -160,7 +145,7 @@ async def infer_commitments(
     zone_name = request.time_zone or settings.time_zone
     zone = checked_zone(zone_name)
     first_state = "proposed" if settings.require_confirmation else "armed"
-    conventions = settings.parsing()
+    conventions = parsing_conventions(settings)
     watermark = (
         await connection.execute(select(W.c.scanned_through).where(scoped(W, ref)))
     ).scalar()

@@ -32,7 +32,7 @@ from schemas.commitments import (
     InferenceResult,
     NextWeekday,
     PredicateOutcome,
-    TenantCommitmentSettingsOut,
+    TenantCommitmentSettings,
 )
 from schemas.errors import InvalidInput
 from schemas.memory_ref import MemoryRef, parse_memory_ref, parse_segment, try_parse_memory_ref
@@ -41,16 +41,6 @@ _COMMITMENT_ID: TypeAdapter[str] = TypeAdapter(CommitmentId)
 DATE_ORDERS: frozenset[str] = frozenset(get_args(DateOrder))
 NEXT_WEEKDAYS: frozenset[str] = frozenset(get_args(NextWeekday))
 MAX_LIST = 10_000
-
-
-def _settings_out(tenant: str, found: scan.TenantCommitmentSettings) -> TenantCommitmentSettingsOut:
-    return TenantCommitmentSettingsOut(
-        tenant=tenant,
-        time_zone=found.time_zone,
-        require_confirmation=found.require_confirmation,
-        date_order=found.date_order,
-        next_weekday=found.next_weekday,
-    )
 
 
 def _valid_id(value: object) -> bool:
@@ -155,7 +145,7 @@ class CommitmentStore:
         require_confirmation: bool | None = None,
         date_order: DateOrder | None = None,
         next_weekday: NextWeekday | None = None,
-    ) -> TenantCommitmentSettingsOut:
+    ) -> TenantCommitmentSettings:
         """Set some of a tenant's commitment settings; returns all of them."""
         parse_segment(tenant, "tenant")
         if date_order is not None and date_order not in DATE_ORDERS:
@@ -174,12 +164,12 @@ class CommitmentStore:
                 date_order=date_order,
                 next_weekday=next_weekday,
             )
-        return _settings_out(tenant, found)
+        return found
 
-    async def settings(self, tenant: str) -> TenantCommitmentSettingsOut:
+    async def settings(self, tenant: str) -> TenantCommitmentSettings:
         parse_segment(tenant, "tenant")
         async with self.engine.connect() as connection:
-            return _settings_out(tenant, await scan.tenant_settings(connection, tenant))
+            return await scan.tenant_settings(connection, tenant)
 
     async def time_zone(self, tenant: str) -> str:
         # Checked like set_time_zone: an unchecked value reached the driver, whose error

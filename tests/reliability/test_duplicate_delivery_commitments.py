@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -17,12 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
 
 from memory import tables
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
-from runtime.settings import Settings
 from schemas.commitments import (
     CommitmentInferenceInput,
     CommitmentInferenceResult,
@@ -35,7 +31,6 @@ from schemas.commitments import (
 from schemas.events import EventType
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DistillMemoryRequest
-from tests.support.clock_workflows import WaitWorkflow
 from tests.support.duplicate_delivery import (
     assert_event_log_gap_free,
     count_rows,
@@ -43,8 +38,8 @@ from tests.support.duplicate_delivery import (
     workflows_of,
 )
 from tests.support.factories import note, unique_ref
+from tests.support.waiting import let_time_pass
 from tests.support.workflow_runs import enqueued_run_result
-from worker import build_worker
 from workflows.commitment import CommitmentWorkflow
 from workflows.commitment_inference import CommitmentInferenceWorkflow, inference_workflow_id
 from workflows.predicate_watch import PredicateWatchWorkflow
@@ -167,29 +162,6 @@ async def test_duplicate_signals_and_inferences_fire_a_predicate_commitment_once
 # ---------------------------------------------------------------------- days of timers
 
 
-@pytest.fixture
-async def skipping_queue(
-    time_skipping_env: WorkflowEnvironment, store: PostgresMemoryStore
-) -> AsyncIterator[str]:
-    task_queue = f"dup-skip-{uuid.uuid4().hex[:8]}"
-    client = time_skipping_env.client
-    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
-    async with (
-        build_worker(client, settings, store, StaticSecretVault({})),
-        Worker(client, task_queue=f"{task_queue}-clock", workflows=[WaitWorkflow]),
-    ):
-        yield task_queue
-
-
-async def _let_time_pass(env: WorkflowEnvironment, task_queue: str, span: timedelta) -> None:
-    await env.client.execute_workflow(
-        WaitWorkflow.run,
-        span.total_seconds(),
-        id=f"wait-{uuid.uuid4().hex[:8]}",
-        task_queue=f"{task_queue}-clock",
-    )
-
-
 async def test_rogue_runs_of_a_time_commitment_fire_it_once_days_later(
     time_skipping_env: WorkflowEnvironment,
     skipping_queue: str,
@@ -244,7 +216,7 @@ async def test_rogue_runs_of_a_time_commitment_fire_it_once_days_later(
             for _ in range(3)
         )
     )
-    await _let_time_pass(time_skipping_env, skipping_queue, timedelta(days=5, minutes=1))
+    await let_time_pass(time_skipping_env, skipping_queue, timedelta(days=5, minutes=1))
     real = client.get_workflow_handle_for(
         CommitmentWorkflow.run, commitment_workflow_id(commitment.commitment_id)
     )

@@ -7,22 +7,18 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
+from benchmarks.predicate_watch_bench import arm_watch
 from memory import tables
 from memory.store import PostgresMemoryStore
-from runtime.search_attributes import attributes_of
-from schemas.commitment_spec import PredicateSpec
 from schemas.commitments import (
-    PredicateWatchInput,
     PredicateWatchStatus,
-    commitment_id,
     commitment_workflow_id,
 )
-from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note
 from workflows.predicate_watch import PredicateWatchWorkflow
 
@@ -46,36 +42,12 @@ async def start_watch(
     on the phrase parser), start its watch the way arming does, and wait for the
     watch's first evaluation. No enqueued runs: the time-skipping server stops skipping
     once a workflow has started an abandoned child."""
-    source = await store.put(ref, note(PROMISE))
-    parsed = parse_memory_ref(ref)
-    commitment = commitment_id(ref, source.id, f"predicate memory.tag_exists {TAG}")
-    now = store.now()
-    spec = PredicateSpec(predicate="memory.tag_exists", args={"tag": TAG})
-    async with store.engine.begin() as connection:
-        await connection.execute(
-            insert(tables.commitments).values(
-                commitment_id=commitment,
-                tenant=parsed.tenant,
-                memory_ref=ref,
-                memory_id=source.id,
-                condition="predicate",
-                spec=spec.model_dump(mode="json"),
-                time_zone="UTC",
-                state="armed",
-                enqueue_run=False,
-                created_at=now,
-                updated_at=now,
-            )
-        )
-    handle = await client.start_workflow(
-        PredicateWatchWorkflow.run,
-        PredicateWatchInput(commitment_id=commitment, memory_ref=parsed),
-        id=commitment_workflow_id(commitment),
-        task_queue=task_queue,
-        search_attributes=attributes_of(parsed),
+    note(PROMISE)  # registered with the history audit's forbidden texts
+    armed = await arm_watch(client, task_queue, store, ref, TAG, PROMISE)
+    handle = client.get_workflow_handle_for(
+        PredicateWatchWorkflow.run, commitment_workflow_id(armed.commitment_id)
     )
-    await store.commitments.mark_armed(parsed, [commitment])
-    watch = StartedWatch(ref, commitment, handle)
+    watch = StartedWatch(ref, armed.commitment_id, handle)
     await evaluated(watch, 1)
     return watch
 

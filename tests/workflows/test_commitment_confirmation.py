@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -21,6 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 from memory.store import PostgresMemoryStore
 from schemas.commitments import InferCommitmentsRequest, commitment_workflow_id
 from schemas.memory_ref import parse_memory_ref
+from tests.memoryctl.test_memoryctl_commitments import memoryctl
 from tests.memoryctl.test_memoryctl_forget import ok
 from tests.support.factories import note, unique_ref
 from tests.support.http_app import RunningApi
@@ -33,17 +31,6 @@ def _said_five_days_ago(engine: AsyncEngine) -> PostgresMemoryStore:
     """Writes through it say "in 5 days" for an instant a second from now."""
     return PostgresMemoryStore(
         engine, clock=lambda: datetime.now(UTC) - timedelta(days=5) + timedelta(seconds=1)
-    )
-
-
-def memoryctl(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "memoryctl.main", "commitments", *args],
-        env={**os.environ, "COLUMNS": "200", **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
     )
 
 

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -50,10 +49,9 @@ from schemas.commitments import (
     commitment_workflow_id,
 )
 from schemas.memory_ref import parse_memory_ref
-from tests.support.clock_workflows import WaitWorkflow
 from tests.support.factories import note, unique_ref
 from tests.support.scan import row_counts
-from tests.support.waiting import closed_status
+from tests.support.waiting import closed_status, let_time_pass
 from tests.support.workflow_runs import application_error
 from worker import build_worker
 from workflows.agent_run import AgentRunWorkflow
@@ -98,30 +96,6 @@ async def _fired(store: PostgresMemoryStore, ref: str) -> list[dict[str, object]
     return [e.payload for e in await store.events(ref, types=["commitment.fired"])]
 
 
-@pytest.fixture
-async def skipping_queue(
-    time_skipping_env: WorkflowEnvironment, store: PostgresMemoryStore
-) -> AsyncIterator[str]:
-    task_queue = f"skip-{uuid.uuid4().hex[:8]}"
-    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
-    client = time_skipping_env.client
-    async with (
-        build_worker(client, settings, store, StaticSecretVault({})),
-        Worker(client, task_queue=f"{task_queue}-clock", workflows=[WaitWorkflow]),
-    ):
-        yield task_queue
-
-
-async def _let_time_pass(env: WorkflowEnvironment, task_queue: str, span: timedelta) -> None:
-    """Advance the test server's clock by ``span``, firing every timer due meanwhile."""
-    await env.client.execute_workflow(
-        WaitWorkflow.run,
-        span.total_seconds(),
-        id=f"wait-{uuid.uuid4().hex[:8]}",
-        task_queue=f"{task_queue}-clock",
-    )
-
-
 async def test_remind_me_in_5_days_fires_once_at_its_instant(
     time_skipping_env: WorkflowEnvironment,
     skipping_queue: str,
@@ -146,7 +120,7 @@ async def test_remind_me_in_5_days_fires_once_at_its_instant(
     handle = client.get_workflow_handle_for(
         CommitmentWorkflow.run, commitment_workflow_id(commitment.commitment_id)
     )
-    await _let_time_pass(time_skipping_env, skipping_queue, timedelta(days=5, minutes=1))
+    await let_time_pass(time_skipping_env, skipping_queue, timedelta(days=5, minutes=1))
     result = await handle.result()
     assert result.last.status == "fired"
     (claim,) = await _ledger(engine, commitment.commitment_id)
@@ -183,7 +157,7 @@ async def test_every_thursday_fires_once_per_thursday_across_a_dst_change(
     change = _next_dst_change(berlin, start)
     end = change + timedelta(days=15)
     # Let the test server's clock run past the change; the workflow keeps going.
-    await _let_time_pass(time_skipping_env, skipping_queue, end - start)
+    await let_time_pass(time_skipping_env, skipping_queue, end - start)
     claims = await _ledger(engine, commitment.commitment_id)
     thursdays = [
         day

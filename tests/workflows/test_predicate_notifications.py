@@ -11,7 +11,6 @@ writes alone must reach the watch.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
@@ -23,9 +22,7 @@ from temporalio.testing import WorkflowEnvironment
 from memory.change_feed import CHANNEL, ChangeFeed
 from memory.commitments.predicates import default_predicates
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.change_listener import ChangeListener, Signal, connect_with, signal_with
-from runtime.settings import Settings
 from schemas.commitments import PredicateWatchStatus
 from schemas.consolidation import ConsolidateMemoryRequest
 from schemas.memory_entry import EntryChanges, ForgetRequest, HostMemoryEntry, Tier
@@ -42,7 +39,6 @@ from tests.support.predicate_watches import (
     workflow_tasks,
 )
 from tests.support.waiting import eventually
-from worker import build_worker
 from workflows.predicate_watch import PredicateWatchWorkflow
 
 # Long enough that only the sweep a (re)connection starts with runs in a test, unless
@@ -55,17 +51,6 @@ def _listener(engine: AsyncEngine, signal: Signal, **options: float) -> ChangeLi
     options.setdefault("sweep_seconds", NO_PERIODIC_SWEEP)
     feed = ChangeFeed(engine, default_predicates())
     return ChangeListener(feed, signal, connect_with(engine), coalesce_seconds=0.05, **options)
-
-
-@pytest.fixture
-async def skipping_queue(
-    time_skipping_env: WorkflowEnvironment, store: PostgresMemoryStore
-) -> AsyncIterator[str]:
-    task_queue = f"skip-{uuid.uuid4().hex[:8]}"
-    client = time_skipping_env.client
-    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
-    async with build_worker(client, settings, store, StaticSecretVault({})):
-        yield task_queue
 
 
 @pytest.fixture
