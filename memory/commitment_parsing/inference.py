@@ -168,7 +168,10 @@ def _infer_part(
         return None
     if not isinstance(reading, TimeReading):
         return Unparsable(reading.reason)
-    if reading.parsed.utc <= said_at:
+    # "today" past its default time resolves to the moment it was said (due now); every
+    # other instant must lie after it.
+    due_now = "today-past-time-is-now" in reading.conventions
+    if reading.parsed.utc <= said_at and not due_now:
         return Unparsable("time-in-past")
     spec = OnceSpec(at=reading.parsed.utc, time_zone=_zone_name(zone))
     return _inferred(spec, reading.span, reading.conventions)

@@ -578,3 +578,17 @@ def test_not_commitments(text: str) -> None:
 def test_said_at_must_be_aware() -> None:
     with pytest.raises(ValueError):
         infer_commitment("remind me tomorrow", (), said_at=datetime(2026, 1, 1), zone=BERLIN)
+
+
+def test_today_after_its_default_time_is_due_now_through_inference() -> None:
+    """docs/time-grammar.md: "today" whose default time has passed is due now. The
+    resolver said so, but inference refused the instant as not after said_at."""
+    said_at = WEDNESDAY + timedelta(seconds=7, microseconds=250)
+    outcome = infer("remind me today to call Dana", said_at=said_at)
+    assert isinstance(outcome, Inferred), outcome
+    assert outcome.spec == OnceSpec(
+        at=datetime(2026, 11, 25, 9, 30, 7, tzinfo=UTC), time_zone="Europe/Berlin"
+    )
+    assert "today-past-time-is-now" in outcome.conventions
+    # A day that has passed stays refused.
+    assert infer("remind me yesterday", said_at=said_at) == Unparsable("time-in-past")
