@@ -38,6 +38,32 @@ def searchable_text(history_json: str) -> str:
     return "\n".join(parts)
 
 
-def leaks(history_json: str, forbidden: set[str]) -> list[str]:
-    text = searchable_text(history_json)
-    return sorted(s for s in forbidden if s in text)
+# Forbidden strings at least this long are found through their first WINDOW characters:
+# one pass over the text with set look-ups, instead of one scan of the text per string
+# (a test session forbids tens of thousands of entry texts).
+WINDOW = 16
+
+
+class ForbiddenTexts:
+    """A set of strings to look for in many texts; build it once, call ``found_in``."""
+
+    def __init__(self, forbidden: set[str]) -> None:
+        self.short = sorted(s for s in forbidden if 0 < len(s) < WINDOW)
+        self.by_prefix: dict[str, list[str]] = {}
+        for s in forbidden:
+            if len(s) >= WINDOW:
+                self.by_prefix.setdefault(s[:WINDOW], []).append(s)
+
+    def found_in(self, text: str) -> list[str]:
+        found = {s for s in self.short if s in text}
+        prefixes = self.by_prefix
+        for start in range(len(text) - WINDOW + 1):
+            candidates = prefixes.get(text[start : start + WINDOW])
+            if candidates:
+                found.update(s for s in candidates if text.startswith(s, start))
+        return sorted(found)
+
+
+def leaks(history_json: str, forbidden: set[str] | ForbiddenTexts) -> list[str]:
+    matcher = forbidden if isinstance(forbidden, ForbiddenTexts) else ForbiddenTexts(forbidden)
+    return matcher.found_in(searchable_text(history_json))

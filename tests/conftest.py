@@ -35,6 +35,14 @@ TEMPLATE_DB = "memory_template"
 _db_counter = itertools.count()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long tests (marked slow) first, the rest in their usual order: pytest-xdist hands
+    out the first tests round robin, so the two workers start on the long ones and end on
+    short ones together, instead of one worker running a minute-long test alone at the
+    end while the other waits (longest-first scheduling)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def state_dir() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="agent-memory-tests-") as tmp:

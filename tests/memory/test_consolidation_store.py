@@ -392,6 +392,7 @@ async def test_a_session_reading_the_ref_may_not_consolidate_it(
     assert len(await live_ids(store, ref)) == 2
 
 
+@pytest.mark.slow
 async def test_a_pass_larger_than_the_drivers_parameter_limit(
     store: PostgresMemoryStore,
 ) -> None:

@@ -9,6 +9,7 @@ import hashlib
 import json
 import uuid
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -293,6 +294,7 @@ async def test_a_line_redacted_by_the_dream_is_still_found_after_the_archive_wen
     assert entry is not None and entry.content == "- Prefers mornings.\n"
 
 
+@pytest.mark.slow
 async def test_forget_by_tag_reaches_more_entries_than_a_statement_has_parameters(
     store: PostgresMemoryStore,
 ) -> None:

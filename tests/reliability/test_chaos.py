@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("distillation", "consolidation", "commitments", "forget")
 
 
+@pytest.mark.slow
 def test_the_ci_chaos_run_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     figures_file = tmp_path / "chaos.json"
     run = subprocess.run(

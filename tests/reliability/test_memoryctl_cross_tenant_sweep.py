@@ -15,6 +15,8 @@ import asyncio
 import random
 import uuid
 
+import pytest
+
 from memory.store import PostgresMemoryStore
 from schemas.commitments import InferCommitmentsRequest
 from schemas.consolidation import ConsolidateMemoryRequest
@@ -29,6 +31,7 @@ PROBES = 3_000
 SEED = 20261125
 
 
+@pytest.mark.slow
 async def test_cli_probes_as_another_tenant_find_nothing_of_tenant_a(
     store: PostgresMemoryStore, engine, database_url: str
 ) -> None:

@@ -12,6 +12,8 @@ import random
 import uuid
 from typing import Any
 
+import pytest
+
 from memory.store import PostgresMemoryStore
 from schemas.commitments import InferCommitmentsRequest
 from schemas.consolidation import ConsolidateMemoryRequest
@@ -30,6 +32,7 @@ from tests.support.scan import tenant_checksum
 PROBES = 10_000
 
 
+@pytest.mark.slow
 async def test_ten_thousand_store_probes_find_nothing_of_the_other_tenant(
     store: PostgresMemoryStore, engine
 ) -> None:

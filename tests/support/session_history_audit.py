@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
-from runtime.history_audit import leaks
+from runtime.history_audit import ForbiddenTexts, leaks
 from tests.support.factories import SECRET_CANARIES, WRITTEN_TEXTS
 
 # Short strings ("v1", "x") occur in any history by chance; entry text worth leaking is
@@ -21,7 +21,9 @@ MIN_TEXT_LENGTH = 16
 
 async def audit_session_histories(client: Client) -> int:
     """The number of histories scanned; AssertionError naming the first that leaks."""
-    forbidden = {t for t in WRITTEN_TEXTS if len(t) >= MIN_TEXT_LENGTH} | SECRET_CANARIES
+    forbidden = ForbiddenTexts(
+        {t for t in WRITTEN_TEXTS if len(t) >= MIN_TEXT_LENGTH} | SECRET_CANARIES
+    )
     scanned = 0
     async for execution in client.list_workflows():
         handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)

@@ -391,6 +391,7 @@ async def test_cancelling_the_workflow_cancels_the_commitment(
     assert states == {("cancelled", "cancelled")}
 
 
+@pytest.mark.slow
 async def test_a_worker_killed_with_the_timer_pending_fires_once_after_restart(
     temporal_env: WorkflowEnvironment,
     store: PostgresMemoryStore,
