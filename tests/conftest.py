@@ -60,6 +60,13 @@ def pg_server(state_dir: Path):
 async def template_database(pg_server) -> str:
     admin = create_async_engine(asyncpg_url_for(pg_server), isolation_level="AUTOCOMMIT")
     async with admin.connect() as connection:
+        # This server's data is thrown away after the run, so it need not survive an
+        # operating-system crash: without fsync a fresh database per test takes 0.07 s
+        # instead of 0.21 s, and every commit is cheaper. Everything a test can observe is
+        # unchanged, a PostgreSQL crash or immediate restart included (the WAL still
+        # reaches the kernel before a commit returns; chaos/ runs its own cluster anyway).
+        await connection.exec_driver_sql("ALTER SYSTEM SET fsync = off")
+        await connection.exec_driver_sql("SELECT pg_reload_conf()")
         await connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {TEMPLATE_DB}")
         await connection.exec_driver_sql(f"CREATE DATABASE {TEMPLATE_DB}")
     await admin.dispose()
