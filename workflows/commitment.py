@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import FIRE_COMMITMENT
@@ -38,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
-    from workflows.commitment_cancel import record_cancellation
+    from workflows.commitment_cancel import is_workflow_cancellation, record_cancellation
     from workflows.commitment_runs import enqueue_agent_run
 
 
@@ -55,7 +56,9 @@ class CommitmentWorkflow:
         workflow.upsert_search_attributes(updates_of(ref))
         try:
             return await self._occurrence(request)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ActivityError, ChildWorkflowError) as error:
+            if not is_workflow_cancellation(error):
+                raise
             await record_cancellation(request.commitment_id, ref)
             raise
 

@@ -5,7 +5,10 @@ first, then the workflow; both orders end in the same state)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import workflow
+from temporalio.exceptions import is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import CANCEL_COMMITMENT
@@ -13,6 +16,19 @@ with workflow.unsafe.imports_passed_through():
     from schemas.memory_ref import MemoryRef
     from workflows import policies
     from workflows.activity_calls import call
+
+# A cancel that lands while the workflow awaits an activity (the watch's evaluation, the
+# firing) or a child reaches it as ActivityError/ChildWorkflowError caused by
+# CancelledError, not asyncio.CancelledError. Runs before this marker ended CANCELED
+# without cancelling their commitment on that path; they replay unchanged.
+CANCELLED_DURING_ACTIVITY = "commitment-cancelled-during-activity"
+
+
+def is_workflow_cancellation(error: BaseException) -> bool:
+    """Whether ``error`` is the workflow's cancellation, wherever the cancel found it."""
+    if isinstance(error, asyncio.CancelledError):
+        return True
+    return is_cancelled_exception(error) and workflow.patched(CANCELLED_DURING_ACTIVITY)
 
 
 async def record_cancellation(commitment_id: str, memory_ref: MemoryRef) -> None:

@@ -27,6 +27,7 @@ import contextlib
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import EVALUATE_PREDICATE
@@ -40,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
-    from workflows.commitment_cancel import record_cancellation
+    from workflows.commitment_cancel import is_workflow_cancellation, record_cancellation
     from workflows.commitment_runs import enqueue_agent_run
 
 MAX_EVALUATIONS_PER_RUN = 200
@@ -68,7 +69,9 @@ class PredicateWatchWorkflow:
         workflow.upsert_search_attributes(updates_of(ref))
         try:
             return await self._watch(request)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ActivityError, ChildWorkflowError) as error:
+            if not is_workflow_cancellation(error):
+                raise
             await record_cancellation(request.commitment_id, ref)
             raise
 

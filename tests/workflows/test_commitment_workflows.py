@@ -25,6 +25,7 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHistory,
 )
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.testing import WorkflowEnvironment
@@ -45,13 +46,15 @@ from schemas.commitments import (
     CommitmentInput,
     FireCommitmentRequest,
     FireOutcome,
+    InferCommitmentsRequest,
+    PredicateWatchInput,
     PredicateWatchStatus,
     commitment_workflow_id,
 )
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note, unique_ref
 from tests.support.scan import row_counts
-from tests.support.waiting import closed_status, let_time_pass
+from tests.support.waiting import closed_status, eventually, let_time_pass
 from tests.support.workflow_runs import application_error
 from worker import build_worker
 from workflows.agent_run import AgentRunWorkflow
@@ -389,6 +392,53 @@ async def test_cancelling_the_workflow_cancels_the_commitment(
         assert await closed_status(handle) == WorkflowExecutionStatus.CANCELED
     states = {(c.state, c.ended_reason) for c in await store.commitments.list(ref)}
     assert states == {("cancelled", "cancelled")}
+
+
+async def test_a_watch_cancelled_while_it_evaluates_cancels_its_commitment(
+    temporal_env: WorkflowEnvironment,
+    worker_task_queue: str,
+    store: PostgresMemoryStore,
+    engine: AsyncEngine,
+) -> None:
+    """A cancel that lands while the watch awaits its evaluation activity reaches the
+    workflow as an ActivityError, not asyncio.CancelledError: the workflow used to end
+    CANCELED without cancelling its commitment, which stayed armed (seen under CI load).
+    Here the test holds the commitment's row lock, so the evaluation is in flight for
+    certain when the cancel arrives."""
+    client = temporal_env.client
+    ref = unique_ref()
+    await store.put(ref, note("Follow up when the invoice is paid"))
+    await store.commitments.infer(InferCommitmentsRequest(memory_ref=parse_memory_ref(ref)))
+    (commitment,) = await store.commitments.list(ref)
+    commitments = tables.commitments
+    async with engine.begin() as holder:
+        await holder.execute(
+            select(commitments.c.commitment_id)
+            .where(commitments.c.commitment_id == commitment.commitment_id)
+            .with_for_update()
+        )
+        handle = await client.start_workflow(
+            PredicateWatchWorkflow.run,
+            PredicateWatchInput(
+                commitment_id=commitment.commitment_id, memory_ref=parse_memory_ref(ref)
+            ),
+            id=commitment_workflow_id(commitment.commitment_id),
+            task_queue=worker_task_queue,
+        )
+
+        async def evaluating() -> bool:
+            # A started attempt is in the pending activities, not yet in the history.
+            pending = (await handle.describe()).raw_description.pending_activities
+            return any(
+                a.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED for a in pending
+            )
+
+        await eventually(evaluating, seconds=20)
+        await handle.cancel()
+        # The lock is released here: the evaluation finishes, then the cancellation runs.
+    assert await closed_status(handle, seconds=20) == WorkflowExecutionStatus.CANCELED
+    (after,) = await store.commitments.list(ref)
+    assert (after.state, after.ended_reason) == ("cancelled", "cancelled")
 
 
 @pytest.mark.slow
