@@ -30,7 +30,7 @@ from memoryctl.demo_data import TENANTS, load_or_create_secrets, seed_demo_memor
 from memoryctl.dev_server import temporal_dev_server
 from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
 from runtime.binaries import temporal_cli
-from runtime.client import connect
+from runtime.client import connect_when_ready
 from runtime.settings import DEFAULT_TASK_QUEUE, Settings
 from runtime.workflow_ids import workflow_ids_for
 from schemas.memory_ref import parse_memory_ref
@@ -240,15 +240,17 @@ async def run_demo(options: DemoOptions) -> int:
         async with temporal_dev_server(
             state_dir / "temporal", port=options.temporal_port, ui_port=options.ui_port
         ) as dev:
-            console.print(
-                f"PostgreSQL 18 (embedded) and Temporal dev server at {dev.address} are up"
-            )
             settings = Settings(
                 TEMPORAL_ADDRESS=dev.address,
                 AGENT_MEMORY_SECRETS_FILE=str(secrets_path),
                 AGENT_MEMORY_API_PORT=options.api_port,
             )
-            client = await connect(settings)
+            # An open port is not a ready server: a dev server reopening yesterday's
+            # database answers "Frontend is not healthy yet" for a while (seen under load).
+            client = await connect_when_ready(settings, seconds=60)
+            console.print(
+                f"PostgreSQL 18 (embedded) and Temporal dev server at {dev.address} are up"
+            )
             file_vault = FileSecretVault(secrets_path)
             worker = serving_worker(client, settings, store, file_vault)
             api = serving_api(settings, store, client, file_vault, state_dir, TENANTS[0].tenant)
