@@ -63,7 +63,9 @@ class ForbiddenTexts:
                 found.update(s for s in candidates if text.startswith(s, start))
         return sorted(found)
 
+    def leaked_by(self, history_json: str) -> list[str]:
+        return self.found_in(searchable_text(history_json))
 
-def leaks(history_json: str, forbidden: set[str] | ForbiddenTexts) -> list[str]:
-    matcher = forbidden if isinstance(forbidden, ForbiddenTexts) else ForbiddenTexts(forbidden)
-    return matcher.found_in(searchable_text(history_json))
+
+def leaks(history_json: str, forbidden: set[str]) -> list[str]:
+    return ForbiddenTexts(forbidden).leaked_by(history_json)

@@ -23,10 +23,7 @@ or `memoryctl commitments cancel`) cancels the commitment in the store as well.
 
 from __future__ import annotations
 
-import asyncio
-
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import FIRE_COMMITMENT
@@ -39,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
-    from workflows.commitment_cancel import is_workflow_cancellation, record_cancellation
+    from workflows.commitment_cancel import cancelling_the_commitment_if_cancelled
     from workflows.commitment_runs import enqueue_agent_run
 
 
@@ -54,13 +51,9 @@ class CommitmentWorkflow:
     async def run(self, request: CommitmentInput) -> CommitmentRunResult:
         ref = request.memory_ref
         workflow.upsert_search_attributes(updates_of(ref))
-        try:
-            return await self._occurrence(request)
-        except (asyncio.CancelledError, ActivityError, ChildWorkflowError) as error:
-            if not is_workflow_cancellation(error):
-                raise
-            await record_cancellation(request.commitment_id, ref)
-            raise
+        return await cancelling_the_commitment_if_cancelled(
+            request.commitment_id, ref, self._occurrence(request)
+        )
 
     async def _occurrence(self, request: CommitmentInput) -> CommitmentRunResult:
         ref = request.memory_ref

@@ -6,9 +6,11 @@ first, then the workflow; both orders end in the same state)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import is_cancelled_exception
+from temporalio.exceptions import ActivityError, ChildWorkflowError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import CANCEL_COMMITMENT
@@ -23,15 +25,31 @@ with workflow.unsafe.imports_passed_through():
 # without cancelling their commitment on that path; they replay unchanged.
 CANCELLED_DURING_ACTIVITY = "commitment-cancelled-during-activity"
 
+T = TypeVar("T")
 
-def is_workflow_cancellation(error: BaseException) -> bool:
+
+def _is_workflow_cancellation(error: BaseException) -> bool:
     """Whether ``error`` is the workflow's cancellation, wherever the cancel found it."""
     if isinstance(error, asyncio.CancelledError):
         return True
     return is_cancelled_exception(error) and workflow.patched(CANCELLED_DURING_ACTIVITY)
 
 
-async def record_cancellation(commitment_id: str, memory_ref: MemoryRef) -> None:
+async def cancelling_the_commitment_if_cancelled(
+    commitment_id: str, memory_ref: MemoryRef, work: Awaitable[T]
+) -> T:
+    """``work`` (a commitment workflow's body); if the workflow is cancelled meanwhile,
+    the commitment is cancelled in the store before the cancellation goes on up."""
+    try:
+        return await work
+    except (asyncio.CancelledError, ActivityError, ChildWorkflowError) as error:
+        if not _is_workflow_cancellation(error):
+            raise
+        await _record_cancellation(commitment_id, memory_ref)
+        raise
+
+
+async def _record_cancellation(commitment_id: str, memory_ref: MemoryRef) -> None:
     outcome = await call(
         CANCEL_COMMITMENT,
         CancelCommitmentRequest(commitment_id=commitment_id, memory_ref=memory_ref),

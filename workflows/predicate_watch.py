@@ -22,12 +22,10 @@ until they continue as new.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import EVALUATE_PREDICATE
@@ -41,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
-    from workflows.commitment_cancel import is_workflow_cancellation, record_cancellation
+    from workflows.commitment_cancel import cancelling_the_commitment_if_cancelled
     from workflows.commitment_runs import enqueue_agent_run
 
 MAX_EVALUATIONS_PER_RUN = 200
@@ -67,13 +65,9 @@ class PredicateWatchWorkflow:
     async def run(self, request: PredicateWatchInput) -> PredicateWatchStatus:
         ref = request.memory_ref
         workflow.upsert_search_attributes(updates_of(ref))
-        try:
-            return await self._watch(request)
-        except (asyncio.CancelledError, ActivityError, ChildWorkflowError) as error:
-            if not is_workflow_cancellation(error):
-                raise
-            await record_cancellation(request.commitment_id, ref)
-            raise
+        return await cancelling_the_commitment_if_cancelled(
+            request.commitment_id, ref, self._watch(request)
+        )
 
     async def _watch(self, request: PredicateWatchInput) -> PredicateWatchStatus:
         ref = request.memory_ref

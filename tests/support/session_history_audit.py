@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
-from runtime.history_audit import ForbiddenTexts, leaks
+from runtime.history_audit import ForbiddenTexts
 from tests.support.factories import SECRET_CANARIES, WRITTEN_TEXTS
 
 # Short strings ("v1", "x") occur in any history by chance; entry text worth leaking is
@@ -28,7 +28,7 @@ async def audit_session_histories(client: Client) -> int:
     async for execution in client.list_workflows():
         handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
         history = await handle.fetch_history()
-        found = leaks(history.to_json(), forbidden)
+        found = forbidden.leaked_by(history.to_json())
         assert found == [], f"{execution.workflow_type} {execution.id} leaks {len(found)} texts"
         scanned += 1
     return scanned
