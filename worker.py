@@ -62,7 +62,8 @@ def build_worker(
     _check_encryption(client, settings)
     if predicates is not None:
         store.commitments.predicates = predicates
-    commitments = CommitmentActivities(store.commitments, client, settings.task_queue)
+    ids = workflow_ids_for(settings)
+    commitments = CommitmentActivities(store.commitments, client, settings.task_queue, ids)
     return Worker(
         client,
         task_queue=settings.task_queue,
@@ -70,7 +71,7 @@ def build_worker(
         activities=[
             *MemoryActivities(store, vault).all(),
             *commitments.all(),
-            *WorkflowIdActivities(workflow_ids_for(settings)).all(),
+            *WorkflowIdActivities(ids).all(),
         ],
         graceful_shutdown_timeout=timedelta(seconds=20),
         # A start with the wrong arguments fails the run, never the task (forever).

@@ -1,4 +1,5 @@
-"""Commitments' activities: infer, arm (start one workflow per commitment), fire a time
+"""Commitments' activities: infer, arm (start one workflow per commitment due within
+ARM_HORIZON, hand the later ones to the memoryRef's horizon workflow), fire a time
 occurrence, evaluate a predicate.
 
 Arming is an activity with a Temporal client rather than child workflows: an inference
@@ -33,14 +34,20 @@ from activities.heartbeat import progress
 from memory.commitments.records import UnarmedCommitment
 from memory.commitments.store import CommitmentStore
 from runtime.search_attributes import attributes_of
+from runtime.workflow_ids import PLAIN, WorkflowIds
 from schemas.commitments import (
+    ARM_HORIZON,
+    COMMITMENT_HORIZON_WORKFLOW,
     COMMITMENT_WORKFLOW,
+    DEFERRED_SIGNAL,
     PREDICATE_WATCH_WORKFLOW,
     ArmCommitmentsRequest,
     ArmReport,
     CancelCommitmentRequest,
     CancelOutcome,
+    CommitmentHorizonInput,
     CommitmentInput,
+    DeferredNotice,
     EvaluatePredicateRequest,
     FireCommitmentRequest,
     FireOutcome,
@@ -66,10 +73,17 @@ START_LEAD = timedelta(seconds=5)
 
 
 class CommitmentActivities:
-    def __init__(self, commitments: CommitmentStore, client: Client, task_queue: str) -> None:
+    def __init__(
+        self,
+        commitments: CommitmentStore,
+        client: Client,
+        task_queue: str,
+        ids: WorkflowIds = PLAIN,
+    ) -> None:
         self.commitments = commitments
         self.client = client
         self.task_queue = task_queue
+        self.ids = ids
 
     @activity.defn(name=INFER_COMMITMENTS.name)
     @content_free
@@ -86,7 +100,7 @@ class CommitmentActivities:
         async def start(row: UnarmedCommitment) -> bool:
             nonlocal started, already
             async with slots:
-                fresh = await self._start(ref, row)
+                fresh = await self._start(ref, row, now)
             if fresh:
                 started += 1
             else:
@@ -94,7 +108,11 @@ class CommitmentActivities:
             progress()({"started": started, "alreadyRunning": already})
             return fresh
 
-        while batch := await self.commitments.unarmed(ref, ARM_BATCH):
+        # Later ones stay in the store for the horizon workflow; a pass that runs across
+        # the boundary only starts a little early, which the start delay absorbs.
+        now = request.as_of or datetime.now(UTC)
+        horizon_end = now + ARM_HORIZON
+        while batch := await self.commitments.unarmed(ref, ARM_BATCH, due_before=horizon_end):
             # Every start of the batch runs to its end before anything is marked: a start
             # that failed leaves its commitment unarmed for the activity's retry, whose
             # second start of the ones that did start is a no-op (REJECT_DUPLICATE).
@@ -112,9 +130,40 @@ class CommitmentActivities:
                     f"({type(failed[0]).__name__}); {len(done)} armed, the rest retry",
                     type="ArmStartFailed",
                 )
-        return ArmReport(memory_ref=str(ref), started=started, already_running=already)
+        deferred, next_deferred_at = await self.commitments.deferred(ref, horizon_end)
+        if next_deferred_at is not None and not request.from_horizon:
+            await self._hand_to_horizon(ref, next_deferred_at)
+        return ArmReport(
+            memory_ref=str(ref),
+            started=started,
+            already_running=already,
+            deferred=deferred,
+            next_deferred_at=next_deferred_at,
+        )
 
-    async def _start(self, ref: MemoryRef, row: UnarmedCommitment) -> bool:
+    async def _hand_to_horizon(self, ref: MemoryRef, earliest: datetime) -> None:
+        """Signal-with-start the memoryRef's horizon workflow: a running one takes the
+        instant as a signal (re-planning its wake if it is earlier); otherwise a new run
+        starts with it. The deferred rows were committed before this call, so whichever
+        run gets the signal arms them (workflows/commitment_horizon.py)."""
+        await self.client.start_workflow(
+            COMMITMENT_HORIZON_WORKFLOW,
+            CommitmentHorizonInput(memory_ref=ref, earliest_at=earliest),
+            id=self.ids.commitment_horizon(ref),
+            task_queue=self.task_queue,
+            start_signal=DEFERRED_SIGNAL,
+            start_signal_args=[DeferredNotice(at=earliest)],
+            # One run at a time per memoryRef; a closed one is replaced by a new run.
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            search_attributes=attributes_of(ref),
+            static_summary=(
+                f"arms the time commitments of {ref} as they come within "
+                f"{int(ARM_HORIZON.total_seconds() // 3600)} h of their instant"
+            ),
+            task_timeout=timedelta(seconds=10),
+        )
+
+    async def _start(self, ref: MemoryRef, row: UnarmedCommitment, now: datetime) -> bool:
         workflow: str
         argument: CommitmentInput | PredicateWatchInput
         delay: timedelta | None = None
@@ -128,7 +177,7 @@ class CommitmentActivities:
             # timer covers the lead and is the guard: a cancel or signal that starts the
             # run early still waits for the instant (docs/performance.md, Commitments).
             if row.next_at is not None:
-                ahead = row.next_at - START_LEAD - datetime.now(UTC)
+                ahead = row.next_at - START_LEAD - now
                 delay = ahead if ahead > timedelta() else None
         else:
             workflow = PREDICATE_WATCH_WORKFLOW

@@ -16,12 +16,19 @@ How it runs, end to end through the product's own paths:
    kernel's high-water mark).
 3. Entries ("Remind me in 5 days to ...") are written to 100 memoryRefs. The far ones
    are said now (due in 5 days) and armed first: a CommitmentInferenceWorkflow per
-   memoryRef (20 at once) parses them and its arming activity starts one
-   CommitmentWorkflow each. The due ones are then written with a back-dated creation so
+   memoryRef (20 at once) parses them, and its arming activity, finding them beyond the
+   24 h arming horizon, leaves them to the memoryRef's CommitmentHorizonWorkflow (one
+   signal-with-start per memoryRef). The due ones are then written with a back-dated creation so
    that "in 5 days" falls inside the window, and inferred on demand by id (the watermark
    has passed their back-dated time); the window opens once writing and arming them has
-   had time to finish. The arming rate is commitments over the wall time of those
-   inference runs (inference, arming activity, started workflows), far and due passes.
+   had time to finish; their arming activity starts one CommitmentWorkflow each. The
+   arming rate is commitments over the wall time of those inference runs (inference,
+   arming activity, started workflows or horizon signals), far and due passes.
+   The far ones' workflows are started later, by their horizon run's pass 12 h before
+   their instant. That pass is measured too (``horizon_pass_per_s``): the same arming
+   activity, run here as of that moment for every memoryRef (20 at once), starting the
+   8,000 held-back runs; and every memoryRef must have its horizon run waiting, and no
+   far commitment a workflow, before it.
 4. After the window: the ledger and the event log are read. Lateness is the ledger's
    claim time (wall clock, when the firing transaction ran) minus the due instant; every
    tenth fired one's history splits it into hops (benchmarks/lateness_hops.py), and the
@@ -57,10 +64,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
-from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.commitment_activities import CommitmentActivities
 from benchmarks.ceiling_workflow import OneActivityWorkflow, noop
 from benchmarks.common import bench_server, fresh_database
 from benchmarks.lateness_hops import Claim, lateness_hops
@@ -71,7 +79,8 @@ from memory.store import PostgresMemoryStore
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.converter import data_converter
-from schemas.commitments import CommitmentInferenceInput
+from runtime.workflow_ids import PLAIN
+from schemas.commitments import ARM_HORIZON, ArmCommitmentsRequest, CommitmentInferenceInput
 from schemas.memory_entry import NewMemoryEntry
 from schemas.memory_ref import parse_memory_ref
 from workflows.commitment_inference import CommitmentInferenceWorkflow
@@ -274,7 +283,8 @@ async def infer_all(
                 id=workflow_id,
                 task_queue=task_queue,
             )
-            return result.armed.started
+            # Armed: started, or held for the memoryRef's horizon run.
+            return result.armed.started + result.armed.deferred
 
     armed = sum(await asyncio.gather(*(one(ref) for ref in refs)))
     return armed, time.perf_counter() - started
@@ -302,6 +312,47 @@ async def arming_split(client: Client, runs: Sequence[str]) -> dict[str, float]:
             at[events[-1].event_id] - at[events[0].event_id]
         ).total_seconds()
     return {name: round(seconds, 1) for name, seconds in split.items()}
+
+
+async def horizon_runs_waiting(client: Client, refs: Sequence[str]) -> int:
+    """How many of ``refs`` have their CommitmentHorizonWorkflow running."""
+    waiting = 0
+    for ref in refs:
+        description = await client.get_workflow_handle(PLAIN.commitment_horizon(ref)).describe()
+        waiting += description.status == WorkflowExecutionStatus.RUNNING
+    return waiting
+
+
+async def unstarted_far(engine: AsyncEngine, after: datetime) -> int:
+    commitments = tables.commitments
+    async with engine.connect() as connection:
+        query = select(func.count()).where(
+            commitments.c.state == "armed",
+            commitments.c.armed_at.is_(None),
+            commitments.c.next_at > after,
+        )
+        return int((await connection.execute(query)).scalar_one())
+
+
+async def horizon_pass(
+    client: Client, store: PostgresMemoryStore, queue: str, refs: Sequence[str], as_of: datetime
+) -> tuple[int, float]:
+    """The pass each memoryRef's horizon run makes 12 h before the far instants: the
+    arming activity as of then (20 memoryRefs at once), starting their held-back runs."""
+    activities = CommitmentActivities(store.commitments, client, queue)
+    gate = asyncio.Semaphore(20)
+    started = time.perf_counter()
+
+    async def one(ref: str) -> int:
+        request = ArmCommitmentsRequest(
+            memory_ref=parse_memory_ref(ref), from_horizon=True, as_of=as_of
+        )
+        async with gate:
+            report = await ActivityEnvironment().run(activities.arm_commitments, request)
+        return report.started
+
+    total = sum(await asyncio.gather(*(one(ref) for ref in refs)))
+    return total, time.perf_counter() - started
 
 
 # ------------------------------------------------------------ measuring
@@ -420,6 +471,20 @@ async def _measure(
         await wait_for_fires(engine, plan.due, time.monotonic() + wait_s + 180)
         await asyncio.sleep(5)  # anything firing twice would land now
         peak_rss, high_water = worker.peak_rss_mb, worker.high_water_mb()
+        horizon: dict[str, Any] = {}
+        if option == PER_COMMITMENT:
+            far_after = window_start + timedelta(seconds=plan.window_s)
+            horizon["waiting_runs"] = await horizon_runs_waiting(client, refs)
+            horizon["unstarted_before"] = await unstarted_far(engine, far_after)
+            as_of = datetime.now(UTC) + REMIND_AFTER - ARM_HORIZON / 2
+            print("horizon pass: arming the far ones as of 12 h before them", flush=True)
+            passed, pass_s = await horizon_pass(client, store, queue, refs, as_of)
+            print(f"  {passed:,} started in {pass_s:.1f} s ({passed / pass_s:.0f}/s)", flush=True)
+            horizon.update(
+                started=passed,
+                pass_per_s=round(passed / pass_s, 1),
+                unstarted_after=await unstarted_far(engine, far_after),
+            )
     finally:
         if option == PER_REF:
             await timers.__aexit__(None, None, None)
@@ -478,6 +543,7 @@ async def _measure(
         "lateness_hops_s": hops,
         # Seconds summed over the inference runs (20 run at once), far and due passes.
         "arming_split_s": {"far": split_far, "due": split_due},
+        "horizon": horizon,
         "load_average": [round(v, 2) for v in os.getloadavg()],
     }
     result["pass"] = (
@@ -486,6 +552,15 @@ async def _measure(
         and result["events"] == plan.due
         and result["fired_early_or_far"] == 0
     )
+    if option == PER_COMMITMENT:
+        far = plan.armed - plan.due
+        result["pass"] = result["pass"] and horizon == {
+            **horizon,
+            "waiting_runs": plan.tenants,
+            "unstarted_before": far,
+            "started": far,
+            "unstarted_after": 0,
+        }
     return result
 
 
@@ -534,6 +609,15 @@ def print_report(report: dict[str, Any]) -> None:
             f"    {hop:<30} min {figures['min']} / p50 {figures['p50']} / p99 {figures['p99']}"
             f" / max {figures['max']} s"
             f" (n={figures['n']:.0f})"
+        )
+    if horizon := report["horizon"]:
+        print(
+            f"  {'horizon runs waiting':<32} {horizon['waiting_runs']} "
+            f"({horizon['unstarted_before']:,} far commitments without a workflow)"
+        )
+        print(
+            f"  {'horizon pass (12 h before)':<32} {horizon['started']:,} started at "
+            f"{horizon['pass_per_s']}/s; {horizon['unstarted_after']} left"
         )
     for phase, split in report["arming_split_s"].items():
         print(f"  {'arming ' + phase + ' (run-seconds)':<32} {split}")

@@ -55,6 +55,11 @@ class WorkflowIds:
         only). Its own id, so a scheduled inference of the ref never refuses it."""
         return f"{self.inference(ref)}/confirm/{commitment_id}"
 
+    def commitment_horizon(self, ref: MemoryRef | str) -> str:
+        """The memoryRef's CommitmentHorizonWorkflow: one at a time, so every deferral
+        signals the same run (workflows/commitment_horizon.py)."""
+        return f"commitment-horizon/{self.token(ref)}"
+
     def dream(self, ref: MemoryRef | str) -> str:
         """A dream started by hand (memoryctl dream run); scheduled ones carry the
         schedule's id."""

@@ -12,7 +12,7 @@ Ids are derived, never random, so every start and every firing is idempotent:
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -38,6 +38,16 @@ CommitmentId = Annotated[str, Field(min_length=5, max_length=64, pattern=r"^cmt-
 # import workflows/).
 COMMITMENT_WORKFLOW = "CommitmentWorkflow"
 PREDICATE_WATCH_WORKFLOW = "PredicateWatchWorkflow"
+COMMITMENT_HORIZON_WORKFLOW = "CommitmentHorizonWorkflow"
+# The signal arming sends the horizon workflow (signal-with-start) when it defers one.
+DEFERRED_SIGNAL = "commitments_deferred"
+
+# Arming starts a time commitment's workflow only when its instant is within this of
+# now; later ones wait in the store, and the memoryRef's CommitmentHorizonWorkflow arms
+# them as they come within it, waking at most every half horizon. Arming 10,000
+# commitments is then a few thousand starts, not 10,000, and Temporal holds a day of
+# start-delayed runs instead of every promise ever made (docs/commitments.md, Arming).
+ARM_HORIZON = timedelta(hours=24)
 
 # A due occurrence fires when the worker gets to it at most this late; later it is
 # recorded as missed (no event, no run), so an outage never ends in a flood of stale
@@ -111,12 +121,43 @@ class InferenceResult(WireResult):
 
 class ArmCommitmentsRequest(WireModel):
     memory_ref: MemoryRefField
+    # Set by the memoryRef's own horizon workflow, which needs no signal about itself,
+    # with its own clock: the horizon counts from workflow time, so a worker whose clock
+    # lags the server's (or the time-skipping test server) cannot defer the same
+    # commitment again and again.
+    from_horizon: bool = False
+    as_of: Instant | None = None
 
 
 class ArmReport(WireResult):
     memory_ref: str
     started: int = Field(ge=0)
     already_running: int = Field(ge=0)
+    # Armed time commitments left for the horizon workflow (due beyond ARM_HORIZON), and
+    # the earliest of their instants.
+    deferred: int = Field(default=0, ge=0)
+    next_deferred_at: Instant | None = None
+
+
+class CommitmentHorizonInput(WireModel):
+    """One memoryRef's horizon workflow: wake half a horizon before ``earliestAt`` (the
+    earliest deferred instant known), arm what is now within the horizon, repeat."""
+
+    memory_ref: MemoryRefField
+    earliest_at: Instant
+    # Carried across continue-as-new, for the UI and the result.
+    started_so_far: int = Field(default=0, ge=0)
+
+
+class DeferredNotice(WireModel):
+    """Arming deferred a commitment of this memoryRef due at ``at``."""
+
+    at: Instant
+
+
+class CommitmentHorizonResult(WireResult):
+    memory_ref: str
+    started: int = Field(ge=0)
 
 
 class CommitmentInferenceResult(WireResult):
@@ -298,3 +339,4 @@ register("workflow-commitment-inference-input", CommitmentInferenceInput)
 register("workflow-commitment-inference-result", CommitmentInferenceResult)
 register("workflow-commitment-input", CommitmentInput)
 register("workflow-predicate-watch-input", PredicateWatchInput)
+register("workflow-commitment-horizon-input", CommitmentHorizonInput)

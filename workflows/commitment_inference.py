@@ -63,6 +63,7 @@ class CommitmentInferenceWorkflow:
         workflow.set_current_details(
             f"Done: {inference.scanned} scanned, {inference.created} new commitments "
             f"({inference.time_commitments} time, {inference.predicate_commitments} predicate), "
-            f"{inference.unparsable_count} unparsable, {armed.started} workflows started"
+            f"{inference.unparsable_count} unparsable, {armed.started} workflows started, "
+            f"{armed.deferred} due later left to the horizon workflow"
         )
         return CommitmentInferenceResult(inference=inference, armed=armed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from workflows.agent_run import AgentRunWorkflow
 from workflows.commitment import CommitmentWorkflow
+from workflows.commitment_horizon import CommitmentHorizonWorkflow
 from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
@@ -17,5 +18,6 @@ ALL_WORKFLOWS: list[type] = [
     AgentRunWorkflow,
     CommitmentInferenceWorkflow,
     CommitmentWorkflow,
+    CommitmentHorizonWorkflow,
     PredicateWatchWorkflow,
 ]

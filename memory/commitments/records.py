@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import any_, select, update
+from sqlalchemy import and_, any_, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -190,10 +190,22 @@ class UnarmedCommitment:
         return f"{self.condition} commitment of {ref}{where}{said}"
 
 
+def _startable(due_before: datetime | None) -> Any:
+    """Armed, not started, and (with ``due_before``) a predicate or due before it."""
+    live = and_(C.c.state == "armed", C.c.armed_at.is_(None))
+    if due_before is None:
+        return live
+    return and_(live, or_(C.c.condition != "time", C.c.next_at < due_before))
+
+
 async def unarmed(
-    connection: AsyncConnection, ref: MemoryRef, limit: int
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    limit: int,
+    due_before: datetime | None = None,
 ) -> list[UnarmedCommitment]:
-    """Armed commitments whose workflow has not been started (or not recorded as such)."""
+    """Armed commitments whose workflow has not been started (or not recorded as such);
+    with ``due_before``, only predicates and time commitments due before it."""
     query = (
         select(
             C.c.commitment_id,
@@ -205,7 +217,7 @@ async def unarmed(
             C.c.span_start,
             C.c.span_end,
         )
-        .where(scoped(C, ref), C.c.state == "armed", C.c.armed_at.is_(None))
+        .where(scoped(C, ref), _startable(due_before))
         .order_by(C.c.commitment_id)
         .limit(limit)
     )
@@ -221,6 +233,22 @@ async def unarmed(
         )
         for row in rows
     ]
+
+
+async def deferred(
+    connection: AsyncConnection, ref: MemoryRef, due_from: datetime
+) -> tuple[int, datetime | None]:
+    """How many armed, unstarted time commitments are due at or after ``due_from``
+    (arming left them for the horizon workflow), and the earliest of their instants."""
+    query = select(func.count(), func.min(C.c.next_at)).where(
+        scoped(C, ref),
+        C.c.state == "armed",
+        C.c.armed_at.is_(None),
+        C.c.condition == "time",
+        C.c.next_at >= due_from,
+    )
+    count, earliest = (await connection.execute(query)).one()
+    return int(count), earliest
 
 
 async def mark_armed(

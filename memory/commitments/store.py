@@ -68,10 +68,18 @@ class CommitmentStore:
             return await scan.infer_commitments(connection, request, self.now())
 
     async def unarmed(
-        self, memory_ref: MemoryRef, limit: int = 500
+        self, memory_ref: MemoryRef, limit: int = 500, *, due_before: datetime | None = None
     ) -> builtins.list[records.UnarmedCommitment]:
         async with self.engine.connect() as connection:
-            return await records.unarmed(connection, memory_ref, limit)
+            return await records.unarmed(connection, memory_ref, limit, due_before)
+
+    async def deferred(
+        self, memory_ref: MemoryRef, due_from: datetime
+    ) -> tuple[int, datetime | None]:
+        """Armed time commitments not started because they are due at or after
+        ``due_from``: how many, and the earliest instant."""
+        async with self.engine.connect() as connection:
+            return await records.deferred(connection, memory_ref, due_from)
 
     async def mark_armed(self, memory_ref: MemoryRef, commitment_ids: Sequence[str]) -> None:
         async with self.engine.begin() as connection:

@@ -22,7 +22,8 @@ from tests.memoryctl.test_memoryctl_forget import ok, one_line_error
 from tests.support.factories import note, unique_ref
 from tests.support.waiting import closed_status
 
-INTENTION = "Remind me next Tuesday at 15:00 to ask Marguerite about the Ostrander lease"
+# Within the arming horizon, so inference starts its workflow for the cancel to end.
+INTENTION = "Remind me in 3 hours to ask Marguerite about the Ostrander lease"
 
 
 def memoryctl(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -162,18 +162,19 @@ async def test_duplicate_signals_and_inferences_fire_a_predicate_commitment_once
 # ---------------------------------------------------------------------- days of timers
 
 
-async def test_rogue_runs_of_a_time_commitment_fire_it_once_days_later(
+async def test_rogue_runs_of_a_time_commitment_fire_it_once_hours_later(
     time_skipping_env: WorkflowEnvironment,
     skipping_queue: str,
     store: PostgresMemoryStore,
     engine: AsyncEngine,
 ) -> None:
-    """A reminder five days out, armed once by repeated inference, with a duplicate
-    start of its workflow id refused and three rogue workflows of the same commitment
-    racing it: five days later, one claim and one commitment.fired."""
+    """A reminder five hours out (within the arming horizon, so inference starts its
+    workflow), armed once by repeated inference, with a duplicate start of its workflow
+    id refused and three rogue workflows of the same commitment racing it: five hours
+    later, one claim and one commitment.fired."""
     client = time_skipping_env.client
     ref = unique_ref()
-    await store.put(ref, note("Remind me in 5 days to renew the domain"))
+    await store.put(ref, note("Remind me in 5 hours to renew the domain"))
     # No enqueued runs: the time-skipping server stops skipping once a workflow has
     # started an abandoned child (the enqueued runs are covered on the dev server).
     # Nothing here awaits a result before the rogues run: while a test awaits one, this
@@ -216,7 +217,7 @@ async def test_rogue_runs_of_a_time_commitment_fire_it_once_days_later(
             for _ in range(3)
         )
     )
-    await let_time_pass(time_skipping_env, skipping_queue, timedelta(days=5, minutes=1))
+    await let_time_pass(time_skipping_env, skipping_queue, timedelta(hours=5, minutes=1))
     real = client.get_workflow_handle_for(
         CommitmentWorkflow.run, commitment_workflow_id(commitment.commitment_id)
     )

@@ -1,6 +1,7 @@
 """Record the example workflow histories checked in under tests/histories/.
 
     python -m tests.support.record_histories
+    python -m tests.support.record_histories commitment_horizon.json   # only that one
 
 Runs DreamWorkflow, DistillationWorkflow, ConsolidationWorkflow, AgentRunWorkflow and
 the commitment workflows (inference, a time commitment that fires, a predicate watch
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,7 +34,15 @@ from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.converter import data_converter
 from runtime.settings import Settings
-from schemas.commitments import CommitmentInferenceInput, commitment_workflow_id
+from runtime.workflow_ids import PLAIN
+from schemas.commitments import (
+    DEFERRED_SIGNAL,
+    CommitmentHorizonInput,
+    CommitmentInferenceInput,
+    DeferredNotice,
+    InferCommitmentsRequest,
+    commitment_workflow_id,
+)
 from schemas.consolidation import ConsolidationInput
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.memory_ref import parse_memory_ref
@@ -40,6 +50,7 @@ from schemas.workflow_io import AgentRunInput, DistillationInput, DreamInput
 from worker import build_worker
 from workflows.agent_run import AgentRunWorkflow
 from workflows.commitment import CommitmentWorkflow
+from workflows.commitment_horizon import WAKE_BEFORE, CommitmentHorizonWorkflow
 from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
@@ -135,6 +146,7 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
         await handle.result()
         histories[f"{name}.json"] = (await handle.fetch_history()).to_json()
     histories.update(await record_commitments(client, task_queue, store))
+    histories.update(await record_horizon(client, task_queue, store))
     return histories
 
 
@@ -189,6 +201,43 @@ async def record_commitments(
     return histories
 
 
+HORIZON_REF = "mem://example-tenant/agent-3"
+
+
+async def record_horizon(
+    client: Client, task_queue: str, store: PostgresMemoryStore
+) -> dict[str, str]:
+    """A horizon run signal-with-started as arming does, for an instant half a horizon
+    and three seconds away: it wakes in three seconds, starts the commitment's held-back
+    run, finds nothing more deferred and finishes. (Real deferrals wake hours later.)"""
+    said = datetime.now(UTC) - timedelta(days=5) + WAKE_BEFORE + timedelta(seconds=3)
+    back_dated = PostgresMemoryStore(store.engine, clock=lambda: said)
+    await back_dated.put(
+        HORIZON_REF, NewMemoryEntry(content="Remind me in 5 days to renew the lease")
+    )
+    # Recorded in the store, not yet started: what a deferral leaves.
+    await store.commitments.infer(
+        InferCommitmentsRequest(memory_ref=parse_memory_ref(HORIZON_REF), enqueue_runs=False)
+    )
+    (commitment,) = await store.commitments.list(HORIZON_REF)
+    assert commitment.next_at is not None
+    handle = await client.start_workflow(
+        CommitmentHorizonWorkflow.run,
+        CommitmentHorizonInput(
+            memory_ref=parse_memory_ref(HORIZON_REF), earliest_at=commitment.next_at
+        ),
+        id=PLAIN.commitment_horizon(HORIZON_REF),
+        task_queue=task_queue,
+        start_signal=DEFERRED_SIGNAL,
+        start_signal_args=[DeferredNotice(at=commitment.next_at)],
+    )
+    await handle.result()
+    await client.get_workflow_handle(commitment_workflow_id(commitment.commitment_id)).terminate(
+        "recorded"
+    )
+    return {"commitment_horizon.json": (await handle.fetch_history()).to_json()}
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = start_embedded_postgres(Path(tmp) / "pg")
@@ -213,7 +262,10 @@ async def main() -> None:
             await engine.dispose()
             server.cleanup()
     HISTORY_DIR.mkdir(exist_ok=True)
+    only = set(sys.argv[1:])
     for name, text in histories.items():
+        if only and name not in only:
+            continue
         # Pretty-printed so a reviewer can read what a run records.
         (HISTORY_DIR / name).write_text(json.dumps(json.loads(text), indent=2) + "\n")
         print(f"wrote {HISTORY_DIR / name}")

@@ -99,7 +99,7 @@ def _client_with(client: Client, starts: _Starts) -> Client:
 
 async def _infer_time_commitments(store: PostgresMemoryStore, ref: str, count: int) -> list[str]:
     await store.put_many(
-        ref, [note(f"Remind me in 5 days to check arming item {n}") for n in range(count)]
+        ref, [note(f"Remind me in 5 hours to check arming item {n}") for n in range(count)]
     )
     request = InferCommitmentsRequest(memory_ref=parse_memory_ref(ref), enqueue_runs=False)
     assert (await store.commitments.infer(request)).created == count
@@ -177,7 +177,7 @@ async def test_the_inference_workflow_retries_a_failed_start_through_temporal(
 ) -> None:
     ref = unique_ref()
     await store.put_many(
-        ref, [note(f"Remind me in 5 days to check retried item {n}") for n in range(10)]
+        ref, [note(f"Remind me in 5 hours to check retried item {n}") for n in range(10)]
     )
     starts = _Starts(fail_first=lambda _id, ordinal: ordinal in (1, 4, 8))
     client = _client_with(temporal_env.client, starts)
