@@ -17,6 +17,7 @@ import signal
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -102,25 +103,61 @@ async def serving_worker(
     """The worker running, with the change listener that wakes its predicate watches
     after committed writes (runtime/change_listener.py): a worker without it would leave
     every watch asleep. ``python worker.py`` and the quick start's stack both run this."""
+    # What the SDK's worker validation asks the server, asked first: the worker starts
+    # polling in a task of its own and reports a refusal only when its block exits, so
+    # without this a worker would say it polls and then die (chaos seed 100950434).
+    await client.workflow_service.describe_namespace(
+        DescribeNamespaceRequest(namespace=client.namespace)
+    )
     worker = build_worker(client, settings, store, vault, predicates)
     listener = ChangeListener.for_store(store.engine, client, store.commitments.predicates)
     async with listener, worker:
         yield worker
 
 
-async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
-    client = await connect_when_ready(settings)
-    async with open_store(settings) as store, serving_worker(client, settings, store):
-        # Logged once the worker has started (validated against the server and
-        # polling), so a supervisor or test that waits for this line and then stops
-        # the worker never stops one that is still starting.
-        log.info(
-            "worker polling task queue %r on %s (namespace %s)",
-            settings.task_queue,
-            settings.temporal_address,
-            settings.temporal_namespace,
-        )
-        await stop.wait()
+# How long a starting worker retries its whole start (the Temporal connection, the
+# database, its migration, the change listener, the server's worker validation) through
+# an outage of PostgreSQL or the Temporal server, or a namespace not created yet. The
+# first connections already waited; a restart of either between those steps made the
+# worker exit instead. Once polling, an error ends the process
+# for its supervisor; a configuration error (ValueError) ends it at once.
+STARTUP_PATIENCE_SECONDS = 300.0
+
+
+async def run_worker(
+    settings: Settings, stop: asyncio.Event, *, patience: float = STARTUP_PATIENCE_SECONDS
+) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    delay = 0.25
+    while not stop.is_set():
+        polling = False
+        try:
+            client = await connect_when_ready(settings, seconds=max(deadline - loop.time(), 1))
+            async with open_store(settings) as store, serving_worker(client, settings, store):
+                polling = True
+                # Logged once the worker has started (validated against the server and
+                # polling), so a supervisor or test that waits for this line and then
+                # stops the worker never stops one that is still starting.
+                log.info(
+                    "worker polling task queue %r on %s (namespace %s)",
+                    settings.task_queue,
+                    settings.temporal_address,
+                    settings.temporal_namespace,
+                )
+                await stop.wait()
+        except ValueError:
+            raise
+        except Exception as error:
+            # The SDK's own validation can still refuse in the moment after ours.
+            refused = str(error).startswith("Worker validation failed")
+            if (polling and not refused) or loop.time() + delay > deadline:
+                raise
+            # The class name only: a driver's message can quote the URL's user and host.
+            log.warning("worker start failed (%s); retrying in %.1f s", type(error).__name__, delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+            delay = min(delay * 2, 5.0)
     log.info("worker stopped")
 
 

@@ -12,7 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from google.protobuf.duration_pb2 import Duration
 from sqlalchemy.engine import make_url
+from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.testing import WorkflowEnvironment
 
 from memory.store import PostgresMemoryStore
@@ -44,13 +46,17 @@ def _address(env: WorkflowEnvironment) -> str:
 
 
 def _start_worker(
-    temporal_address: str, database_url: str, tmp_path: Path, task_queue: str
+    temporal_address: str,
+    database_url: str,
+    tmp_path: Path,
+    task_queue: str,
+    namespace: str = "default",
 ) -> subprocess.Popen[str]:
     """``python worker.py`` configured from the environment, as users run it."""
     env = {
         **os.environ,
         "TEMPORAL_ADDRESS": temporal_address,
-        "TEMPORAL_NAMESPACE": "default",
+        "TEMPORAL_NAMESPACE": namespace,
         "AGENT_MEMORY_TASK_QUEUE": task_queue,
         "DATABASE_URL": database_url,
         "AGENT_MEMORY_SECRETS_FILE": str(tmp_path / "secrets.json"),
@@ -141,3 +147,30 @@ async def test_a_worker_started_while_temporal_is_down_waits_for_it(
     task_queue = f"proc-{uuid.uuid4().hex[:8]}"
     process = _start_worker(f"127.0.0.1:{proxy.port}", database_url, tmp_path, task_queue)
     await _waits_then_polls(process, "Temporal not reachable", proxy, task_queue)
+
+
+async def test_a_worker_refused_after_connecting_retries_its_start_until_it_polls(
+    temporal_env: WorkflowEnvironment, database_url: str, tmp_path: Path
+) -> None:
+    """Connected, then refused by the server's worker validation: here because its
+    namespace is not registered yet (a deploy that creates it after the workers), in
+    the chaos run because the server restarted between the connection and the
+    validation, after which the worker exited. It retries its whole start instead."""
+    namespace = f"ns-{uuid.uuid4().hex[:8]}"
+    task_queue = f"proc-{uuid.uuid4().hex[:8]}"
+    process = _start_worker(_address(temporal_env), database_url, tmp_path, task_queue, namespace)
+    try:
+        await _wait_for(process, "worker start failed (RPCError)")
+        await asyncio.sleep(1.5)
+        assert process.poll() is None, "the worker exited"
+        await temporal_env.client.workflow_service.register_namespace(
+            RegisterNamespaceRequest(
+                namespace=namespace, workflow_execution_retention_period=Duration(seconds=86400)
+            )
+        )
+        await _wait_for(process, f"polling task queue '{task_queue}'", seconds=60)
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
