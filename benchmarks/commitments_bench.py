@@ -262,6 +262,7 @@ async def infer_all(
     refs: Sequence[str],
     ids_by_ref: dict[str, list[str]] | None = None,
     runs: list[str] | None = None,
+    count_deferred: bool = False,
 ) -> tuple[int, float]:
     """One CommitmentInferenceWorkflow per ref (20 at a time): from the watermark, or,
     for back-dated entries the watermark has passed, on demand by their ids. Appends
@@ -283,8 +284,10 @@ async def infer_all(
                 id=workflow_id,
                 task_queue=task_queue,
             )
-            # Armed: started, or held for the memoryRef's horizon run.
-            return result.armed.started + result.armed.deferred
+            # Armed: started, or held for the memoryRef's horizon run (``deferred`` counts
+            # every commitment of the memoryRef waiting for it, so only the first pass
+            # over fresh memoryRefs, the far one, adds it).
+            return result.armed.started + (result.armed.deferred if count_deferred else 0)
 
     armed = sum(await asyncio.gather(*(one(ref) for ref in refs)))
     return armed, time.perf_counter() - started
@@ -434,7 +437,7 @@ async def _measure(
         ids_by_ref: dict[str, list[str]] | None = None, *, runs: list[str]
     ) -> tuple[int, float]:
         if option == PER_COMMITMENT:
-            return await infer_all(client, queue, refs, ids_by_ref, runs)
+            return await infer_all(client, queue, refs, ids_by_ref, runs, ids_by_ref is None)
         started = time.perf_counter()
         armed = await infer_and_arm_per_ref(client, store, refs, timer_queue, queue, ids_by_ref)
         return armed, time.perf_counter() - started
