@@ -9,8 +9,7 @@ does not settle a phrase):
   "03-04-27"). A date only one order can read ("31/10/2027") takes that order; one that
   two orders read differently takes the setting's, and a year-first date needs a 4-digit
   year. Dotted dates ("3.4.2027") are always day-first (how every locale that writes them
-  reads them); with spaces around the dots ("11. 12. 2027", which dateparser reads
-  month-first) one that both orders read is refused whatever the setting.
+  reads them).
 - ``two_digit_year_window``: a two-digit year ("'27", "10/31/74") is the year ending in
   those digits nearest the reference year, and only when that year is at most this many
   years away; otherwise the phrase is unparsable. A 20-year window holds at most one

@@ -28,9 +28,7 @@ Conventions the rules fix (tests/memory/test_commitment_parsing.py pins each one
 - A weekday beside a date must agree with it ("Thu Aug 05 12:00:00 2027"); a dash
   before a two-digit year is a range ("June 12-14"), never the year 2014.
 - A month-day may carry a year of 2 or 4 digits ("14th April 15", "April 14, 2027");
-  the two-digit rule is ``time_dates.full_year``'s. A four-digit year may carry the
-  label "year" ("19 February 2027 year"); a month name may stand in square brackets
-  ("[Sept] 04, 2027").
+  the two-digit rule is ``time_dates.full_year``'s.
 """
 
 from __future__ import annotations
@@ -232,10 +230,8 @@ _DAY_NUMBER_RE: Final = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 # A year after a day and month: 4 digits, "'27", or two digits not followed by what
 # makes them a clock time ("May 5 10am", "Dec 24th 18:00").
 # A dash before a two-digit year reads as a range instead ("June 12-14" is not 2014).
-# "2013 year" (a four-digit year labelled as one, "19 February 2013 year 09:10") names
-# nothing more, so the label is read with it; never after "'13" or a two-digit year.
 _YEAR_RE: Final = (
-    r"(?:,?[\s/-]+(?P<year>(?:19|20)\d{2}|'\d{2})(?:(?<=\d{4})\s+year(?![\w'-]))?"
+    r"(?:,?[\s/-]+(?P<year>(?:19|20)\d{2}|'\d{2})"
     r"|,?(?:\s+|\s*/\s*)(?P<year2>\d{2}(?![\d:.]|\s?(?:am|pm|a|p|h)\b|\s*o'?clock)))?"
 )
 
@@ -265,12 +261,10 @@ def _day_then_month(match: re.Match[str], ctx: ScanContext) -> bool:
     return month_day(ctx, month, int(match.group("day")), year)
 
 
-# A month name may stand in square brackets ("[Sept] 04, 2014"): both brackets, around
-# the month name alone, where they can mean nothing but the name.
 @_rule(
-    r"(?P<bracket>\[)?\b(?P<month>"
+    r"\b(?P<month>"
     + MONTH_RE
-    + r")(?(bracket)\])(?:\s+the)?[\s/-]*"
+    + r")(?:\s+the)?[\s/-]*"
     + _DAY_NUMBER_RE
     + r"(?![\d:.]\d)\b"
     + _YEAR_RE

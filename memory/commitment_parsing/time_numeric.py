@@ -8,14 +8,6 @@ Conventions (codes in docs/time-grammar.md):
   "2026/12/03"); one whose month is out of range is refused.
 - Dotted dates are day-first, always ("23.04.2018", "8.5.", "8.5.18"):
   "dotted-date-day-first" when the other order would also have been a date.
-- Dotted dates with spaces around the dots ("26. 10.21", "30 . 09 . 22", "11. 12. 2014")
-  need a year, and are read only when one order alone makes a date (the day is over 12,
-  or day and month are equal): an ambiguous one ("11. 12. 2014") is refused
-  ("ambiguous-date-order"), since the spaced form is not read one way everywhere
-  (dateparser reads "11. 12. 2014" as November 12th).
-- A dotted clock with a two-digit hour right after a dotted date ("26.10.21 14.12",
-  "30 . 09 . 22 08.45") is that day's 24-hour time; "3.30" there stays unread (15:30 by
-  the bare-hour rule, 03:30 on a 24-hour clock).
 - Slashed (and dashed, with a year) dates take the tenant's ``date_order`` when both
   orders make a date ("date-order-MDY", "date-order-DMY"; YMD reads two numbers
   month-first); a date only one order can read takes it ("date-order-only-valid"); a
@@ -27,7 +19,6 @@ Conventions (codes in docs/time-grammar.md):
 from __future__ import annotations
 
 import re
-from typing import Final
 
 from memory.commitment_parsing.patterns import PatternRegistry
 from memory.commitment_parsing.time_dates import add_date, month_day, valid_date
@@ -73,50 +64,14 @@ def _year_first(match: re.Match[str], ctx: ScanContext) -> bool:
     return True
 
 
-# "14.12" right after a dotted date: the 24-hour clock of the locales that write dotted
-# dates. A two-digit hour only: "3.30" is 15:30 by the bare-hour rule and 03:30 on a
-# 24-hour clock, so it is left unread (a leftover) rather than guessed.
-_DOTTED_CLOCK: Final = r"(?:,?\s+(?P<h>\d{2})\.(?P<mi>\d{2})(?!\d|\.\d))?"
-
-
-def _dotted_clock(match: re.Match[str], ctx: ScanContext) -> None:
-    if match.group("h") is not None:
-        hour, minute = int(match.group("h")), int(match.group("mi"))
-        ctx.scan.clocks.append(Clock(hour, minute, None, padded=True))
-
-
-@_rule(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(?:(\d{4}|\d{2})(?![\d.]))?" + _DOTTED_CLOCK)
+@_rule(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(?:(\d{4}|\d{2})(?![\d.]))?")
 def _dotted(match: re.Match[str], ctx: ScanContext) -> bool:
     day, month = int(match.group(1)), int(match.group(2))
     if not 1 <= month <= 12:
         return False
     if day != month and 1 <= day <= 12:
         ctx.scan.conventions.append("dotted-date-day-first")
-    _dotted_clock(match, ctx)
     return month_day(ctx, month, day, match.group(3))
-
-
-@_rule(
-    r"(?<![\d.])(?<!\d\.\s)(?P<d>\d{1,2})\s*\.\s*(?P<mo>\d{1,2})\s*\.\s*(?P<y>\d{4}|\d{2})"
-    r"(?![\d.])" + _DOTTED_CLOCK
-)
-def _spaced_dotted(match: re.Match[str], ctx: ScanContext) -> bool:
-    # "26. 10.21", "30 . 09 . 22", "11. 12. 2014": a year is required, so a list ("1. 2.")
-    # or a sentence that ends on a number ("at 5. 10 people") is not a date.
-    date_text = match.group(0)[: match.start("y") - match.start()]
-    if " " not in date_text:
-        return False  # no space: _dotted's (it declined: not a date)
-    day, month = int(match.group("d")), int(match.group("mo"))
-    if not (1 <= month <= 12 and 1 <= day <= 31):
-        return False  # never month-first: "10. 26. 2021" is left unread
-    if day != month and day <= 12:
-        # Both orders make a date. Unspaced dotted dates are day-first, but the spaced
-        # form is not read one way everywhere (dateparser reads "11. 12. 2014" as
-        # November 12th), so neither order is picked.
-        ctx.scan.refuse("ambiguous-date-order")
-        return True
-    _dotted_clock(match, ctx)
-    return month_day(ctx, month, day, match.group("y"))
 
 
 @_rule(

@@ -65,24 +65,6 @@ def test_dotted_dates_are_day_first_whatever_the_order() -> None:
     assert isinstance(outcome, Inferred) and "dotted-date-day-first" in outcome.conventions
 
 
-def test_spaced_dotted_dates_are_read_only_when_one_order_can() -> None:
-    # "26. 10. 27", "30 . 09 . 27": the day is over 12, so only day-first makes a date.
-    assert local(infer("remind me on 26. 10. 27")) == "2027-10-26 09:00"
-    assert local(infer("remind me 30 . 09 . 2027")) == "2027-09-30 09:00"
-    assert local(infer("remind me on 11. 11. 2027")) == "2027-11-11 09:00"
-    # Both orders make a date: the spaced form is not read one way everywhere, so no
-    # order is picked, whatever the tenant's setting ("11.12.2027" stays day-first).
-    for order in ("MDY", "DMY"):
-        spaced = infer("remind me on 11. 12. 2027", ParsingConventions(date_order=order))
-        assert spaced == Unparsable("ambiguous-date-order")
-    assert local(infer("remind me on 11.12.2027")) == "2027-12-11 09:00"
-    # Never month-first, and a year is required (a list "1. 2." is no date).
-    assert not isinstance(infer("remind me on 10. 26. 2027"), Inferred)
-    assert not isinstance(infer("remind me on 26. 10."), Inferred)
-    # The two-digit-year window applies unchanged.
-    assert infer("remind me on 26. 10. 74") == Unparsable("ambiguous-two-digit-year")
-
-
 # --- two-digit years -------------------------------------------------------------------
 
 

@@ -129,13 +129,3 @@ def test_a_bare_duration_as_the_whole_phrase_is_an_offset(
 )
 def test_a_duration_that_is_not_the_whole_phrase_is_not_an_offset(text: str) -> None:
     assert not isinstance(read(text), Inferred)
-
-
-def test_next_decade_and_century_stay_unread_while_offsets_are_read() -> None:
-    # "next year" is January 1st; by that analogy "next decade" is the start of one, and
-    # whether decades start in a year ending in 0 or 1 is disputed: refused.
-    assert not isinstance(read("remind me next decade"), Inferred)
-    assert not isinstance(read("remind me next century"), Inferred)
-    assert due("remind me in a decade") == "2036-11-25 10:30:00"
-    assert due("remind me in 2 decades") == "2046-11-25 10:30:00"
-    assert due("remind me a century from now") == "2126-11-25 10:30:00"

@@ -68,42 +68,6 @@ def test_seconds_a_recurrence_cannot_hold_are_refused() -> None:
     assert isinstance(daily, Inferred) and isinstance(daily.spec, RecurringSpec)
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("remind me 26.10.27 14.12", "2027-10-26 14:12:00"),
-        ("remind me 26. 10.27 14.12", "2027-10-26 14:12:00"),
-        ("remind me 30 . 09 . 27 08.45", "2027-09-30 08:45:00"),
-        ("remind me 26.10.2027, 14.12", "2027-10-26 14:12:00"),
-    ],
-)
-def test_a_dotted_clock_right_after_a_dotted_date(text: str, expected: str) -> None:
-    assert due(text) == expected
-
-
-def test_a_dotted_clock_is_read_only_with_a_two_digit_hour_after_a_dotted_date() -> None:
-    # "3.30": 15:30 by the bare-hour rule, 03:30 on a 24-hour clock; neither is picked.
-    assert due("remind me 26.10.27 3.30") == Unparsable("leftover-words")
-    assert due("remind me 26.10.27 24.12") == Unparsable("unresolvable-time")
-    assert due("remind me 14.12 on Friday") == Unparsable("leftover-words")
-
-
-def test_a_month_name_in_square_brackets() -> None:
-    assert due("remind me [Sept] 04, 2027.") == "2027-09-04 09:00:00"
-    # Only a pair around the month name alone.
-    assert due("remind me [Sept 04, 2027") == Unparsable("leftover-words")
-    assert due("remind me [Sept] 04, 2027]") == Unparsable("leftover-words")
-
-
-def test_a_four_digit_year_may_be_labelled_year() -> None:
-    assert due("remind me 19 February 2027 year 09:10") == "2027-02-19 09:10:00"
-    assert due("remind me February 19, 2027 year") == "2027-02-19 09:00:00"
-    # Not after a two-digit year, not "years", not a compound ("year-end").
-    assert due("remind me 19 February 27 year") == Unparsable("leftover-words")
-    assert due("remind me 19 February 2027 years") == Unparsable("leftover-words")
-    assert due("remind me 19 February 2027 year-end review") == Unparsable("leftover-words")
-
-
 def test_meridiem_before_the_clock_only_after_a_year_first_date() -> None:
     assert due("remind me 2027/10/9 PM 2:26") == "2027-10-09 14:26:00"
     assert due("remind me 2027/10/9 AM 12:26") == "2027-10-09 00:26:00"
