@@ -108,7 +108,8 @@ def infer(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
     console.print(
         f"{found.scanned} entries scanned, {found.created} new commitments "
         f"({found.time_commitments} time, {found.predicate_commitments} predicate), "
-        f"{found.already_known} already known, {result.armed.started} workflows started"
+        f"{found.already_known} already known, {result.armed.started} workflows started, "
+        f"{result.armed.deferred} due beyond 24 h left to the horizon workflow"
     )
     if found.unparsable_ids:
         console.print(f"unparsable ({found.unparsable_count}): {', '.join(found.unparsable_ids)}")

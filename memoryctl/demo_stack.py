@@ -183,7 +183,8 @@ async def show_results(
             console.print(
                 f"commitments: {inferred.created} new ({inferred.time_commitments} time, "
                 f"{inferred.predicate_commitments} predicate), {inferred.unparsable_count} "
-                f"unparsable, {commitments.armed.started} workflows armed "
+                f"unparsable, {commitments.armed.started} workflows armed, "
+                f"{commitments.armed.deferred} due beyond 24 h left to the horizon workflow "
                 f"(memoryctl commitments list --memory-ref {ref})",
                 soft_wrap=True,
                 markup=False,
@@ -244,6 +245,8 @@ async def run_demo(options: DemoOptions) -> int:
                 TEMPORAL_ADDRESS=dev.address,
                 AGENT_MEMORY_SECRETS_FILE=str(secrets_path),
                 AGENT_MEMORY_API_PORT=options.api_port,
+                # The quick start is where a user tries openwop's conformance suite.
+                OPENWOP_TEST_SEAM_ENABLED=True,
             )
             # An open port is not a ready server: a dev server reopening yesterday's
             # database answers "Frontend is not healthy yet" for a while (seen under load).
