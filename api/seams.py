@@ -1,14 +1,22 @@
-"""The openwop sample seams (host-sample-test-seams.md): each runs the real workflow and
-answers in the spec's shapes. They seed their fixtures into the caller's own memoryRef
-with ids derived from the content, so calling a seam twice with the same sources sees an
-unchanged corpus (the stable-archive and idempotence scenarios depend on that).
+"""The openwop sample seams (../shared/spec/openwop-host-sample-seams.md §3): each runs
+the real workflow and answers in the contract's shapes, the event's payload fields
+directly on ``event``. They seed their fixtures into the caller's own memoryRef (an
+opaque ref resolved within the key's tenant, api/tenancy.py) with ids derived from the
+content, so calling a seam twice with the same sources sees an unchanged corpus (the
+stable-archive and idempotence scenarios depend on that).
 
-- POST /v1/host/sample/memory/distill: DistillationWorkflow (RFC 0062).
-- POST /v1/host/sample/memory/consolidate: ConsolidationWorkflow (RFC 0068 §D).
+- POST /v1/host/sample/memory/distill: DistillationWorkflow (RFC 0062). Without
+  ``sources`` it distills what the ref holds plus a fresh two-entry default corpus, so
+  an 8,000-token request always has something to distill and a 1-token one always fails
+  with 422 ``token_budget_exceeded`` (no ``archiveChecksum`` key, nothing archived).
+- POST /v1/host/sample/memory/consolidate: ConsolidationWorkflow (RFC 0068 §D). On the
+  first call over an empty ref it seeds a small corpus with a duplicate; the answer
+  always carries an event with both counts (a no-op pass records none, so the counts
+  come from the pass itself).
 - POST /v1/host/sample/commitment/fire: an intention entry, CommitmentInferenceWorkflow,
-  then the predicate made true and the watch signalled (RFC 0068 §C). Predicate
-  intentions fire at once; a time intention fires at its instant, so the seam refuses
-  it rather than wait.
+  then (``condition: predicate``) the predicate made true and the watch signalled, or
+  (``condition: time``) a reminder said a minute less two seconds ago, so it falls due
+  two seconds later; the seam waits for ``commitment.fired`` (RFC 0068 §C).
 """
 
 from __future__ import annotations
@@ -18,18 +26,20 @@ import contextlib
 import hashlib
 import json
 import secrets as random_secrets
-from typing import Annotated, Any
+from datetime import timedelta
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from pydantic import Field, StrictBool
 
 from api.auth import Api, Tenant
-from api.errors import ApiError
+from api.errors import ApiError, not_found
 from api.services import ApiServices
 from api.tenancy import owned_ref
 from api.workflow_calls import run_workflow
 from memory.memory_index import INDEX_PATH
 from memory.redaction import MemorySecretRegistry
+from memory.store import PostgresMemoryStore
 from memory.vault import registry_for_tenant
 from runtime.workflow_ids import workflow_ids_for
 from schemas.base import WireModel
@@ -37,11 +47,20 @@ from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceRes
 from schemas.consolidation import ConsolidationInput, ConsolidationResult
 from schemas.errors import DuplicateKey
 from schemas.events import EventRecord
-from schemas.memory_entry import MAX_TAGS, NewMemoryEntry, Tag, Tier
+from schemas.memory_entry import MAX_TAGS, MemoryListOptions, NewMemoryEntry, Tag, Tier
 from schemas.memory_ref import MemoryRef
 from schemas.workflow_io import DistillationInput, DistillationResult, TokenBudget
 
-router = APIRouter(prefix="/v1/host/sample", tags=["openwop seams"])
+
+def _seams_enabled(api: Api) -> None:
+    """Conformance-only (contract §1): 404 unless OPENWOP_TEST_SEAM_ENABLED is set."""
+    if not api.settings.test_seams:
+        raise not_found("route")
+
+
+router = APIRouter(
+    prefix="/v1/host/sample", tags=["openwop seams"], dependencies=[Depends(_seams_enabled)]
+)
 
 MAX_SEED_SOURCES = 200
 FIRE_WAIT_S = 30.0
@@ -59,7 +78,7 @@ class DistillSeamRequest(WireModel):
     sources: tuple[SeedContent | SeedSource, ...] | None = Field(
         default=None, min_length=1, max_length=MAX_SEED_SOURCES
     )
-    index_emitted: StrictBool = True
+    index_emitted: StrictBool = False
     include_secret_canary: StrictBool = False
 
 
@@ -71,12 +90,29 @@ class ConsolidateSeamRequest(WireModel):
     include_secret_canary: StrictBool = False
 
 
+Intention = Annotated[str, Field(min_length=1, max_length=2000)]
+
+
 class CommitmentFireSeamRequest(WireModel):
     memory_ref: str
-    intention: Annotated[str, Field(min_length=1, max_length=2000)] = (
-        "Follow up with the customer when the contract is signed"
-    )
+    condition: Literal["time", "predicate"] = "predicate"
+    include_intention_canary: StrictBool = False
+    # Host extensions: the intention to infer (else one for the condition), and whether
+    # the firing enqueues an agent run.
+    intention: Intention | None = None
     enqueue_run: StrictBool = True
+
+
+# Said this long before now, "in 1 minute" falls due two seconds after the seam writes it.
+TIME_INTENTION = "Remind me in 1 minute to follow up with the customer"
+TIME_SAID_BEFORE = timedelta(minutes=1) - timedelta(seconds=2)
+PREDICATE_INTENTION = "Follow up with the customer when the contract is signed"
+# Consolidate's first-use corpus: a restatement the pass merges, and a distinct fact.
+CONSOLIDATION_FIXTURE = (
+    "The customer prefers invoices in EUR.",
+    "Note: the customer prefers invoices in EUR.",
+    "Support hours are 9 to 5 on weekdays.",
+)
 
 
 def _seed_id(ref: MemoryRef, source: SeedSource, tier: Tier) -> str:
@@ -133,8 +169,9 @@ async def _seed_fixture(
 
 
 def _shaped(event: EventRecord) -> dict[str, Any]:
-    """An event as the seams answer with it: type, seq and the content-free payload."""
-    return {"type": event.type, "seq": event.seq, "payload": event.payload}
+    """An event as the seams answer with it: its content-free payload fields directly on
+    the object, with its type (and seq, a host extra) beside them (contract §3.1)."""
+    return {**event.payload, "type": event.type, "seq": event.seq}
 
 
 async def _event(api: ApiServices, ref: MemoryRef, seq: int | None) -> dict[str, Any] | None:
@@ -182,6 +219,13 @@ async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[st
     seeded, canary = await _seed_fixture(
         api, ref, tenant, body.sources or (), body.include_secret_canary, Tier.EPISODIC
     )
+    if body.sources is None:
+        # Fresh every call: a run over the ref alone may find everything distilled
+        # already, and the contract wants the 1-token request refused, not "nothing".
+        nonce = random_secrets.token_hex(8)
+        defaults = tuple(f"distill-default-{n} {nonce}" for n in (1, 2))
+        await _seed(api, ref, defaults, Tier.EPISODIC, api.registries.for_tenant(tenant))
+        seeded = []  # distill the ref: what it holds, the defaults and any canary
     result: DistillationResult = await run_workflow(
         api,
         DistillationWorkflow.run,
@@ -204,7 +248,7 @@ async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[st
         # instead of distilling twice.
         event = await _earlier_distillation(api, ref, seeded, result.token_budget)
         if event is not None:
-            checksum = await api.store.archive_checksum(ref, event["payload"]["outputId"])
+            checksum = await api.store.archive_checksum(ref, event["outputId"])
             status = "already-distilled"
     answer: dict[str, Any] = {
         "event": event,
@@ -236,8 +280,11 @@ async def consolidate(body: ConsolidateSeamRequest, api: Api, tenant: Tenant) ->
     from workflows.consolidation import ConsolidationWorkflow
 
     ref = owned_ref(tenant, body.memory_ref)
+    sources = body.sources
+    if sources is None and not await api.store.list(ref, MemoryListOptions(limit=1)):
+        sources = CONSOLIDATION_FIXTURE
     seeded, canary = await _seed_fixture(
-        api, ref, tenant, body.sources or (), body.include_secret_canary, Tier.SEMANTIC
+        api, ref, tenant, sources or (), body.include_secret_canary, Tier.SEMANTIC
     )
     result: ConsolidationResult = await run_workflow(
         api,
@@ -247,8 +294,16 @@ async def consolidate(body: ConsolidateSeamRequest, api: Api, tenant: Tenant) ->
         ref=ref,
         summary=f"consolidate {ref} (seam)",
     )
+    event = await _event(api, ref, result.consolidated_event_seq) or {
+        # A pass that changed nothing appends no event; its counts are still the answer.
+        "type": "agent.memory.consolidated",
+        "memoryRef": str(ref),
+        "inputCount": result.input_count,
+        "outputCount": result.output_count,
+        "trigger": "on-demand",
+    }
     answer: dict[str, Any] = {
-        "event": await _event(api, ref, result.consolidated_event_seq),
+        "event": event,
         "inputCount": result.input_count,
         "outputCount": result.output_count,
         "mergedCount": result.merged_count,
@@ -268,8 +323,28 @@ async def fire_commitment(
 
     ref = owned_ref(tenant, body.memory_ref)
     registry = api.registries.for_tenant(tenant)
-    source = SeedSource(content=body.intention, tags=("commitment",))
-    [memory_id] = await _seed(api, ref, (source,), Tier.EPISODIC, registry)
+    intention = body.intention or (
+        TIME_INTENTION if body.condition == "time" else PREDICATE_INTENTION
+    )
+    if body.include_intention_canary:
+        # A fresh marker in the intention: the client checks it reaches no event field.
+        intention = f"{intention} (ref canary-{random_secrets.token_hex(8)})"
+    source = SeedSource(content=intention, tags=("commitment",))
+    if body.condition == "time":
+        # Said a minute less two seconds ago: "in 1 minute" is due two seconds from now.
+        said = api.store.now() - TIME_SAID_BEFORE
+        back_dated = PostgresMemoryStore(
+            api.store.engine, limits=api.store.limits, clock=lambda: said
+        )
+        memory_id = _seed_id(ref, source, Tier.EPISODIC)
+        with contextlib.suppress(DuplicateKey):
+            await back_dated.put(
+                ref,
+                NewMemoryEntry(id=memory_id, content=intention, tags=source.tags),
+                secrets=registry,
+            )
+    else:
+        [memory_id] = await _seed(api, ref, (source,), Tier.EPISODIC, registry)
     inference: CommitmentInferenceResult = await run_workflow(
         api,
         CommitmentInferenceWorkflow.run,
@@ -290,14 +365,45 @@ async def fire_commitment(
             field="intention",
         )
     record = records[0]
-    detail = await api.store.commitments.show(ref, record.commitment_id)
-    spec = (detail.spec if detail else None) or {}
-    if record.condition != "predicate" or spec.get("predicate") != "memory.tag_exists":
+    if record.condition != body.condition:
         raise ApiError(
             422,
             "invalid_input",
-            "intention: the seam fires 'when <tag> exists' predicate intentions at once; "
-            "a time intention fires at its instant",
+            f"intention: it reads as a {record.condition} commitment, not {body.condition}",
+            field="intention",
+        )
+    if record.condition == "predicate":
+        await _make_predicate_true(api, ref, record.commitment_id, record.workflow_id, registry)
+    event = await _wait_for_fired(api, ref, record.commitment_id)
+    detail = await api.store.commitments.show(ref, record.commitment_id)
+    answer: dict[str, Any] = {
+        "event": event,
+        "commitmentId": record.commitment_id,
+        "fireCount": detail.commitment.fire_count if detail else 0,
+    }
+    if body.include_intention_canary:
+        # The intention's plaintext is served here, at the top level of the answer, for
+        # the client to check it is absent from the durable event (RFC 0068 §C.3).
+        answer["intentionCanary"] = detail.intention if detail else intention
+    return answer
+
+
+async def _make_predicate_true(
+    api: ApiServices,
+    ref: MemoryRef,
+    commitment_id: str,
+    workflow_id: str | None,
+    registry: MemorySecretRegistry,
+) -> None:
+    """Write what the watch's predicate waits for (the "when <tag> exists" tag) and
+    signal the watch, as the change listener would."""
+    detail = await api.store.commitments.show(ref, commitment_id)
+    spec = (detail.spec if detail else None) or {}
+    if spec.get("predicate") != "memory.tag_exists":
+        raise ApiError(
+            422,
+            "invalid_input",
+            "intention: the seam fires 'when <tag> exists' predicate intentions",
             field="intention",
         )
     args = spec.get("args")
@@ -305,19 +411,9 @@ async def fire_commitment(
     await _seed(
         api, ref, (SeedSource(content="condition met", tags=(tag,)),), Tier.EPISODIC, registry
     )
-    client = await api.temporal()
-    if record.workflow_id:
-        await client.get_workflow_handle(record.workflow_id).signal("memory_changed")
-    event = await _wait_for_fired(api, ref, record.commitment_id)
-    detail = await api.store.commitments.show(ref, record.commitment_id)
-    return {
-        "event": event,
-        "commitmentId": record.commitment_id,
-        "fireCount": detail.commitment.fire_count if detail else 0,
-        # The intention is served here, at the top level of the seam's answer, and never
-        # on the durable event (RFC 0068 §C.3).
-        "intention": detail.intention if detail else None,
-    }
+    if workflow_id:
+        client = await api.temporal()
+        await client.get_workflow_handle(workflow_id).signal("memory_changed")
 
 
 async def _wait_for_fired(api: ApiServices, ref: MemoryRef, commitment_id: str) -> dict[str, Any]:

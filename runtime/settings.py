@@ -25,6 +25,7 @@ API_ENV_VARS = (
     "AGENT_MEMORY_API_HOST",
     "AGENT_MEMORY_API_PORT",
     "AGENT_MEMORY_CODEC_CORS_ORIGINS",
+    "OPENWOP_TEST_SEAM_ENABLED",
 )
 
 
@@ -47,6 +48,10 @@ class Settings(BaseSettings):
     codec_cors_origins: str = Field(
         default="http://localhost:8233", alias="AGENT_MEMORY_CODEC_CORS_ORIGINS"
     )
+    # The openwop conformance seams (/v1/host/sample/*): conformance-only, so off unless
+    # an operator turns them on (upstream's switch name). Off, they answer 404, which
+    # the suite reads as "not wired". The quick start and the tests turn them on.
+    test_seams: bool = Field(default=False, alias="OPENWOP_TEST_SEAM_ENABLED")
 
     @field_validator("payload_keys_file", mode="before")
     @classmethod

@@ -101,7 +101,18 @@ def _bad_requests(tenant: str) -> list[tuple[str, str, dict, dict | None, int, s
             "memoryShape.infinite",
         ),
         ("PUT", "/v1/agents/bad%20agent", {}, {"memoryShape": {}}, 422, "agentId"),
-        ("POST", "/v1/host/sample/memory/distill", {}, {"memoryRef": "acme/a1"}, 422, "memoryRef"),
+        # An opaque ref may take any shape but a traversal, NUL or control characters.
+        ("POST", "/v1/host/sample/memory/distill", {}, {"memoryRef": "../a1"}, 422, "memoryRef"),
+        ("POST", "/v1/host/sample/memory/distill", {}, {"memoryRef": "a\x00b"}, 422, "memoryRef"),
+        ("POST", "/v1/host/sample/memory/distill", {}, {"memoryRef": ""}, 422, "memoryRef"),
+        (
+            "POST",
+            "/v1/host/sample/commitment/fire",
+            {},
+            {"memoryRef": ref, "condition": "sometimes"},
+            422,
+            "condition",
+        ),
         (
             "POST",
             "/v1/host/sample/memory/distill",

@@ -102,13 +102,19 @@ async def test_distillation_shape_budget_and_index_roundtrip(running_api) -> Non
     async with await running_api.client_for(tenant) as http:
         response = await http.post(
             "/v1/host/sample/memory/distill",
-            json={"memoryRef": ref, "tokenBudget": 4000, "sources": SOURCES},
+            json={
+                "memoryRef": ref,
+                "tokenBudget": 4000,
+                "sources": SOURCES,
+                "indexEmitted": True,
+            },
         )
         assert response.status_code == 200, response.text
         answer = response.json()
         event = answer["event"]
         assert event["type"] == "memory.compacted"
-        payload = event["payload"]
+        assert "payload" not in event  # the payload's fields sit on the event (contract §3.1)
+        payload = event
         # distillation-shape: the memory.compacted payload and its sub-object.
         assert payload["memoryRef"] == ref and payload["outputId"]
         assert payload["sourceCount"] == len(SOURCES) and payload["byteSize"] >= 0
@@ -185,7 +191,7 @@ async def test_a_redacted_secret_stays_redacted_in_the_archive(running_api, vaul
         answer = response.json()
         assert answer["secretLeaked"] is False
         output = await http.get(
-            f"/api/v1/memory/{answer['event']['payload']['outputId']}",
+            f"/api/v1/memory/{answer['event']['outputId']}",
             headers={"X-Agent-ID": "agent-1"},
         )
         text = output.text
@@ -204,8 +210,8 @@ async def test_consolidation_shape_idempotence_and_secret_carry_forward(running_
         assert (body["inputCount"], body["outputCount"]) == (4, 3)
         event = body["event"]
         assert event["type"] == "agent.memory.consolidated"
-        assert event["payload"]["memoryRef"] == ref
-        assert event["payload"]["outputCount"] <= event["payload"]["inputCount"]
+        assert event["memoryRef"] == ref
+        assert event["outputCount"] <= event["inputCount"]
         for text in SPEC_CORPUS:
             assert text not in json.dumps(event)
         second = await http.post(
@@ -228,26 +234,38 @@ async def test_a_commitment_fires_once_and_its_event_is_content_free(running_api
     ref = f"mem://{tenant}/agent-1"
     intention = INTENTION
     async with await running_api.client_for(tenant) as http:
-        response = await http.post(
-            "/v1/host/sample/commitment/fire", json={"memoryRef": ref, "intention": intention}
-        )
-        assert response.status_code == 200, response.text
-        body = response.json()
+        answers = []
+        for _ in range(2):
+            response = await http.post(
+                "/v1/host/sample/commitment/fire", json={"memoryRef": ref, "intention": intention}
+            )
+            assert response.status_code == 200, response.text
+            answers.append(response.json())
+        body = answers[0]
         event = body["event"]
         assert event["type"] == "commitment.fired"
-        payload = event["payload"]
+        payload = event  # the payload's fields sit on the event (contract §3.3)
         assert payload["commitmentId"] == body["commitmentId"]
         assert payload["memoryRef"] == ref and payload["condition"] == "predicate"
-        assert body["fireCount"] == 1
-        # The intention is served at the top level of the seam's answer, never on the event.
-        assert body["intention"] == intention
+        assert [a["fireCount"] for a in answers] == [1, 1]
+        assert answers[1]["event"] == event
+        assert "intentionCanary" not in body  # only when asked for
         assert "Dana" not in json.dumps(event) and "contract" not in json.dumps(event)
-        again = await http.post(
-            "/v1/host/sample/commitment/fire", json={"memoryRef": ref, "intention": intention}
-        )
-        assert again.status_code == 200 and again.json()["fireCount"] == 1
         fired = await _events(http, ref, "commitment.fired")
         assert len(fired) == 1
+        # Asked for, the intention is served at the top level, never on the event.
+        canary = await http.post(
+            "/v1/host/sample/commitment/fire",
+            json={
+                "memoryRef": f"mem://{tenant}/agent-2",
+                "intention": intention,
+                "includeIntentionCanary": True,
+            },
+        )
+        assert canary.status_code == 200, canary.text
+        served = canary.json()["intentionCanary"]
+        assert served.startswith(intention) and "canary-" in served
+        assert served not in json.dumps(canary.json()["event"])
         time_intention = await http.post(
             "/v1/host/sample/commitment/fire",
             json={"memoryRef": ref, "intention": "Remind me next Friday to send the report"},

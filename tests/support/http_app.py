@@ -70,5 +70,5 @@ def api_services(
     async def temporal() -> Client:
         return client
 
-    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
+    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue, OPENWOP_TEST_SEAM_ENABLED=True)
     return ApiServices.build(settings, engine, vault, temporal, store=store)

@@ -1,0 +1,169 @@
+"""The three memory seams driven with exactly the requests openwop's conformance suite
+makes (../shared/spec/openwop-host-sample-seams.md §3), opaque refs included, and judged
+by the contract's rules: the payload's fields on ``event``, 422 token_budget_exceeded
+with no archiveChecksum key, the seam answering without ``sources``, consolidate's
+counts on every call, commitment/fire with ``condition`` and ``includeIntentionCanary``.
+Also the opaque-memoryRef mapping at the edge: bare, URI-looking and colon-separated
+refs resolve within the key's tenant, and a ref naming another tenant reads as empty."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import httpx
+
+DISTILL = "/v1/host/sample/memory/distill"
+CONSOLIDATE = "/v1/host/sample/memory/consolidate"
+FIRE = "/v1/host/sample/commitment/fire"
+DISTILL_CANARY = "sk-canary-rfc0062-do-not-leak-qrs456"
+DISTILLATION_KEYS = {"tokenBudget", "tokensUsed", "indexUpdated"}
+
+
+def _tenant() -> str:
+    return "conf" + uuid.uuid4().hex[:8]
+
+
+async def _events(http: httpx.AsyncClient, ref: str, kind: str) -> list[dict]:
+    response = await http.get("/v1/host/memory/events", params={"memoryRef": ref, "type": kind})
+    assert response.status_code == 200, response.text
+    return response.json()["events"]
+
+
+async def test_the_distill_seam_answers_the_suites_requests(running_api) -> None:
+    ref = "conformance-distill"  # bare, as the suite sends it
+    async with await running_api.client_for(_tenant()) as http:
+        ok = await http.post(DISTILL, json={"memoryRef": ref, "tokenBudget": 8000})
+        assert ok.status_code == 200, ok.text
+        event = ok.json()["event"]
+        assert "payload" not in event and event["type"] == "memory.compacted"
+        sub = event["distillation"]
+        assert set(sub) <= DISTILLATION_KEYS
+        assert 0 <= sub["tokensUsed"] <= sub["tokenBudget"]
+        assert ok.json()["archiveChecksum"]
+
+        # Asked again with no sources and a budget nothing fits in: refused, atomically.
+        refused = await http.post(DISTILL, json={"memoryRef": ref, "tokenBudget": 1})
+        assert refused.status_code == 422, refused.text
+        body = refused.json()
+        assert body["error"] == "token_budget_exceeded"
+        assert body["details"]["budget"] == 1 and body["details"]["minimumRequired"] > 1
+        assert "archiveChecksum" not in body
+        archives_after_refusal = await _events(http, ref, "memory.compacted")
+
+        stable = [
+            await http.post(
+                DISTILL, json={"memoryRef": ref, "tokenBudget": 8000, "sources": ["s1", "s2", "s3"]}
+            )
+            for _ in range(2)
+        ]
+        assert [r.status_code for r in stable] == [200, 200]
+        assert stable[0].json()["archiveChecksum"] == stable[1].json()["archiveChecksum"]
+
+        indexed = await http.post(
+            DISTILL, json={"memoryRef": ref, "tokenBudget": 8000, "indexEmitted": True}
+        )
+        assert indexed.status_code == 200, indexed.text
+        assert indexed.json()["indexUpdated"] is True and indexed.json()["indexFile"]
+
+        canary = await http.post(
+            DISTILL,
+            json={
+                "memoryRef": ref,
+                "tokenBudget": 8000,
+                "sources": [{"content": f"notes with embedded secret {DISTILL_CANARY}"}],
+                "includeSecretCanary": True,
+            },
+        )
+        assert canary.status_code == 200, canary.text
+        assert DISTILL_CANARY not in canary.text
+    # The refusal archived nothing: the first request's archive is the only one before it.
+    assert len(archives_after_refusal) == 1
+
+
+async def test_the_consolidate_seam_reports_counts_on_every_call(running_api) -> None:
+    ref = "mem://conformance/consolidation"  # URI-looking, naming a tenant that is not ours
+    async with await running_api.client_for(_tenant()) as http:
+        first = await http.post(CONSOLIDATE, json={"memoryRef": ref, "includeSecretCanary": True})
+        second = await http.post(CONSOLIDATE, json={"memoryRef": ref})
+        assert (first.status_code, second.status_code) == (200, 200), first.text + second.text
+        for answer in (first.json(), second.json()):
+            event = answer["event"]
+            assert "payload" not in event
+            assert event["type"] == "agent.memory.consolidated"
+            assert event["memoryRef"] and event["memoryRef"] != ref  # resolved in our tenant
+            assert event.get("trigger", "on-demand") in {"host-managed", "scheduled", "on-demand"}
+            assert event["outputCount"] <= event["inputCount"]
+        # The first call seeded a corpus with a restatement and merged it...
+        assert first.json()["event"]["outputCount"] < first.json()["event"]["inputCount"]
+        assert first.json()["secretLeaked"] is False
+        # ...and the second pass over the unchanged corpus is a no-op (RFC 0068 §D.2).
+        again = second.json()["event"]
+        assert again["inputCount"] == again["outputCount"]
+
+
+async def test_the_fire_seam_takes_condition_and_the_intention_canary(running_api) -> None:
+    ref = "mem://conformance/commitments"
+    async with await running_api.client_for(_tenant()) as http:
+        for condition in ("predicate", "time"):
+            response = await http.post(
+                FIRE,
+                json={"memoryRef": ref, "condition": condition, "includeIntentionCanary": True},
+            )
+            assert response.status_code == 200, response.text
+            body = response.json()
+            event = body["event"]
+            assert "payload" not in event and event["type"] == "commitment.fired"
+            assert event["condition"] == condition
+            assert event["commitmentId"] == body["commitmentId"] and event["memoryRef"]
+            assert body["fireCount"] <= 1
+            canary = body["intentionCanary"]
+            assert canary and canary not in json.dumps(event)
+            assert "customer" not in json.dumps(event)
+
+
+async def test_opaque_refs_resolve_within_the_callers_tenant(running_api) -> None:
+    """The same opaque ref under two tenants names two memories; a canonical ref naming
+    tenant A, sent with B's key, is one of B's (empty) buckets, not A's memory."""
+    a, b = _tenant(), _tenant()
+    colon_ref = "mem_tenant:default_agent:conformance-rfc0012-sr1_longTerm"
+    refs = [colon_ref, "conformance/agent-memory-cti", f"mem://{a}/agent-1"]
+    async with await running_api.client_for(a) as http_a:
+        for ref in refs:
+            answer = await http_a.post(
+                DISTILL, json={"memoryRef": ref, "tokenBudget": 8000, "sources": ["s1"]}
+            )
+            assert answer.status_code == 200, answer.text
+        own = await _events(http_a, f"mem://{a}/agent-1", "memory.compacted")
+        assert len(own) == 1  # the canonical ref of A's own tenant is itself
+        assert own[0]["payload"]["memoryRef"] == f"mem://{a}/agent-1"
+        cti = await _events(http_a, "conformance/agent-memory-cti", "memory.compacted")
+        assert cti[0]["payload"]["memoryRef"] == f"mem://{a}/conformance/agent-memory-cti"
+    async with await running_api.client_for(b) as http_b:
+        for ref in refs:
+            # B sees nothing of A's under any of the refs A wrote.
+            assert await _events(http_b, ref, "memory.compacted") == []
+        listed = await http_b.get(
+            "/v1/host/commitments", params={"memoryRef": f"mem://{a}/agent-1"}
+        )
+        assert listed.status_code == 200 and a not in listed.text
+
+
+async def test_the_seams_answer_404_unless_an_operator_turns_them_on(running_api) -> None:
+    """Conformance-only (contract §1): OPENWOP_TEST_SEAM_ENABLED off is a 404, which the
+    suite reads as "not wired"; nothing runs and nothing is written."""
+    services = running_api.services
+    services.settings = services.settings.model_copy(update={"test_seams": False})
+    try:
+        async with await running_api.client_for(_tenant()) as http:
+            for path, body in (
+                (DISTILL, {"memoryRef": "conformance-distill", "tokenBudget": 8000}),
+                (CONSOLIDATE, {"memoryRef": "mem://conformance/consolidation"}),
+                (FIRE, {"memoryRef": "mem://conformance/commitments", "condition": "predicate"}),
+            ):
+                response = await http.post(path, json=body)
+                assert response.status_code == 404, (path, response.text)
+                assert response.json()["error"] == "not_found"
+            assert await _events(http, "conformance-distill", "memory.compacted") == []
+    finally:
+        services.settings = services.settings.model_copy(update={"test_seams": True})
