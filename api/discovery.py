@@ -20,6 +20,7 @@ from schemas.discovery import (
     DistillationCapability,
     HostInfo,
     HostStatus,
+    InjectionBudgetCapability,
     MemoryCapabilities,
     MemoryDimension,
     RetentionCapability,
@@ -82,6 +83,10 @@ def discovery_document(
                 index_emitted=True,
                 tokenizer_name=TOKENIZER_NAME,
                 archive_retention=ARCHIVE_RETENTION_ISO,
+            ),
+            # Counted with the distiller's tokenizer (memory/tokens.py, TOKENIZER_NAME).
+            injection_budget=InjectionBudgetCapability(
+                supported=store, token_counter="cl100k_base" if store else None
             ),
         ),
         agents=AgentCapabilities(

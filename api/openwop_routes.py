@@ -12,6 +12,8 @@ from api.discovery import discovery_document, satisfied_dimensions
 from api.errors import ApiError
 from api.tenancy import owned_ref
 from memory.agent_manifests import KnownAgent
+from memory.tokens import count_tokens
+from schemas.capabilities import TOKENIZER_NAME
 from schemas.discovery import (
     AgentInventory,
     AgentInventoryEntry,
@@ -21,6 +23,7 @@ from schemas.discovery import (
     degraded_dimensions,
 )
 from schemas.errors import ErrorCode
+from schemas.memory_entry import MemoryListOptions
 from schemas.memory_ref import MemoryRef, parse_segment
 
 router = APIRouter()
@@ -101,6 +104,42 @@ async def register_agent(
     state = await api.probe.state()
     agent = KnownAgent(agent_id=agent_id, memory_shape=body.memory_shape)
     return _entry(tenant, agent, satisfied_dimensions(state))
+
+
+@router.get(
+    "/v1/host/memory",
+    tags=["openwop"],
+    summary="MemoryAdapter.list: most recent first, optionally within a token budget "
+    "(RFC 0113; host extension)",
+)
+async def list_memory(
+    api: Api,
+    tenant: Tenant,
+    memory_ref: Annotated[str, Query(alias="memoryRef")],
+    limit: Annotated[int | None, Query()] = None,
+    tag: Annotated[str | None, Query()] = None,
+    token_budget: Annotated[int | None, Query(alias="tokenBudget")] = None,
+    rank: Annotated[str | None, Query()] = None,
+    query: Annotated[str | None, Query()] = None,
+) -> dict[str, Any]:
+    ref = owned_ref(tenant, memory_ref)
+    # Validated by the store (memory/input_gate.py): a bad budget or rank is a 422 naming
+    # it, a tag no entry can carry finds nothing.
+    raw: dict[str, Any] = {
+        "limit": limit,
+        "tag": tag,
+        "token_budget": token_budget,
+        "rank": rank,
+        "query": query,
+    }
+    options = MemoryListOptions.model_construct(**raw)
+    entries = await api.store.list(ref, options)
+    answer: dict[str, Any] = {"entries": [entry.to_wire() for entry in entries]}
+    if token_budget is not None:
+        answer["tokenBudget"] = token_budget
+        answer["tokenCounter"] = TOKENIZER_NAME
+        answer["tokensUsed"] = sum(count_tokens(entry.content) for entry in entries)
+    return answer
 
 
 @router.get(

@@ -60,6 +60,13 @@ class DistillationCapability(WireModel):
     archive_retention: str
 
 
+class InjectionBudgetCapability(WireModel):
+    """RFC 0113: budgeted list reads, counted in ``tokenCounter``."""
+
+    supported: bool
+    token_counter: Literal["o200k_base", "cl100k_base", "chars", "host-defined"] | None = None
+
+
 class MemoryCapabilities(WireModel):
     supported: bool
     writable: bool
@@ -70,6 +77,7 @@ class MemoryCapabilities(WireModel):
     attribution: AttributionCapability
     compaction: CompactionCapability
     distillation: DistillationCapability
+    injection_budget: InjectionBudgetCapability
 
 
 class ConsolidationCapability(WireModel):

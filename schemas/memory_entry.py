@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, field_validator
 
 from schemas.base import Instant, WireModel
 from schemas.input_rules import CHECK_TEXT, Metadata, SafeText
@@ -13,6 +13,10 @@ from schemas.input_rules import CHECK_TEXT, Metadata, SafeText
 MAX_CONTENT_BYTES = 64 * 1024
 MAX_TAGS = 64
 MAX_LIST_LIMIT = 1000
+# RFC 0113 budgeted reads: the largest budget a list accepts (a session's whole context
+# window and then some), and the longest relevance query.
+MAX_INJECTION_BUDGET = 1_000_000
+MAX_RELEVANCE_QUERY_CHARS = 2000
 # Deep offsets cost a scan of everything skipped; past this, page by updatedBefore.
 MAX_QUERY_OFFSET = 100_000
 
@@ -67,10 +71,32 @@ class MemoryEntry(WireModel):
 
 
 class MemoryListOptions(WireModel):
-    """openwop MemoryListOptions: {limit?, tag?}. The host bounds limit at MAX_LIST_LIMIT."""
+    """openwop MemoryListOptions (RFC 0113): {limit?, tag?, tokenBudget?, rank?, query?}.
+    The host bounds limit at MAX_LIST_LIMIT.
+
+    ``tokenBudget``: the most recent entries whose contents together count at most this
+    many cl100k_base tokens (the advertised memory.injectionBudget.tokenCounter), a
+    prefix of the ranked list; an entry larger than the whole budget is left out whole,
+    never cut. With ``limit`` too, whichever gives fewer entries. ``rank`` is "recency"
+    (the default, most recent first): "relevance" needs semantic search, which this host
+    does not offer yet, so it is refused rather than faked (RFC 0113 §3).
+    """
 
     limit: int | None = Field(default=None, ge=1)
     tag: Tag | None = None
+    token_budget: int | None = Field(default=None, ge=1, le=MAX_INJECTION_BUDGET)
+    rank: Literal["recency", "relevance"] | None = None
+    query: Annotated[str, StringConstraints(max_length=MAX_RELEVANCE_QUERY_CHARS)] | None = None
+
+    @field_validator("rank")
+    @classmethod
+    def _no_fabricated_relevance(cls, rank: str | None) -> str | None:
+        if rank == "relevance":
+            raise ValueError(
+                "'relevance' needs memory.search mode 'semantic', which this host does not "
+                "advertise; use 'recency'"
+            )
+        return rank
 
 
 class Attribution(WireModel):

@@ -8,6 +8,8 @@ nothing instead of raising (memory/input_gate.py).
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import ColumnElement, func, select, update
 
@@ -23,6 +25,7 @@ from memory.input_gate import (
 from memory.repositories.limits import StoreLimits
 from memory.rows import live, to_host_entry
 from memory.scope import scoped
+from memory.tokens import count_tokens
 from memory.transactions import Database
 from schemas.memory_entry import (
     MAX_LIST_LIMIT,
@@ -37,6 +40,23 @@ E = tables.entries
 DEFAULT_LIST_LIMIT = 100
 
 
+def within_budget(rows: Sequence[Any], budget: int) -> list[Any]:
+    """RFC 0113: the longest prefix of ``rows`` (already ranked) whose contents count at
+    most ``budget`` tokens together, leaving out whole any entry larger than the whole
+    budget on its own. Tokens are counted only until the prefix ends."""
+    kept: list[Any] = []
+    used = 0
+    for row in rows:
+        tokens = count_tokens(row.content)
+        if tokens > budget:
+            continue  # could never fit: omitted, never truncated
+        if used + tokens > budget:
+            break
+        kept.append(row)
+        used += tokens
+    return kept
+
+
 class EntryQueries:
     def __init__(self, db: Database, limits: StoreLimits) -> None:
         self.db = db
@@ -48,7 +68,11 @@ class EntryQueries:
         checked = read_filter(MemoryListOptions, options or MemoryListOptions(), LIST_MATCH)
         if checked is None:
             return []
-        limit = min(checked.limit or DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
+        budgeted = checked.token_budget is not None
+        # A budgeted read is bounded by its budget: without a limit it may reach past the
+        # default page (many small entries), never past MAX_LIST_LIMIT.
+        default = MAX_LIST_LIMIT if budgeted else DEFAULT_LIST_LIMIT
+        limit = min(checked.limit or default, MAX_LIST_LIMIT)
         query = (
             select(E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.expires_at)
             .where(scoped(E, ref), live(self.db.now()))
@@ -59,6 +83,8 @@ class EntryQueries:
             query = query.where(E.c.tags.contains([checked.tag]))
         async with self.db.reading() as connection:
             rows = (await connection.execute(query)).all()
+        if checked.token_budget is not None:
+            rows = within_budget(rows, checked.token_budget)
         return [
             MemoryEntry(
                 id=row.id,

@@ -23,7 +23,8 @@ def test_memory_entry_wire_shape_matches_openwop() -> None:
     assert set(schema["properties"]) == {"id", "content", "tags", "createdAt", "expiresAt"}
     assert set(schema["required"]) == {"id", "content", "createdAt"}
     options = json.loads((export.OUTPUT_DIR / "memory-list-options.schema.json").read_text())
-    assert set(options["properties"]) == {"limit", "tag"}
+    # RFC 0113 added the budgeted read's fields to MemoryListOptions.
+    assert set(options["properties"]) == {"limit", "tag", "tokenBudget", "rank", "query"}
 
 
 def test_instances_validate_against_the_exported_schema() -> None:
