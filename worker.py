@@ -22,6 +22,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.commitment_activities import CommitmentActivities
+from activities.fixture_run_activities import FixtureRunActivities
 from activities.memory_activities import MemoryActivities
 from activities.workflow_id_activities import WorkflowIdActivities
 from memory.commitments.predicates import PredicateRegistry
@@ -73,6 +74,7 @@ def build_worker(
             *MemoryActivities(store, vault).all(),
             *commitments.all(),
             *WorkflowIdActivities(ids).all(),
+            *FixtureRunActivities(store).all(),
         ],
         graceful_shutdown_timeout=timedelta(seconds=20),
         # A start with the wrong arguments fails the run, never the task (forever).

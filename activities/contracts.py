@@ -27,6 +27,7 @@ from schemas.commitments import (
     PredicateOutcome,
 )
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
+from schemas.fixture_runs import RunFixtureRequest, RunFixtureResult
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_ids import ChildWorkflowIds, ChildWorkflowIdsRequest
 from schemas.workflow_io import (
@@ -68,6 +69,8 @@ CANCEL_COMMITMENT = ActivityContract("cancel_commitment", CancelCommitmentReques
 CHILD_WORKFLOW_IDS = ActivityContract(
     "child_workflow_ids", ChildWorkflowIdsRequest, ChildWorkflowIds
 )
+# One openwop conformance fixture's memory action (schemas/fixture_runs.py).
+RUN_FIXTURE = ActivityContract("run_fixture", RunFixtureRequest, RunFixtureResult)
 # Scheduled only by distillations recorded before budget-bounded selection.
 LEGACY_DISTILL = ActivityContract("distill", DistillRequest, DistillationResult)
 
@@ -84,4 +87,5 @@ ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
     EVALUATE_PREDICATE,
     CANCEL_COMMITMENT,
     CHILD_WORKFLOW_IDS,
+    RUN_FIXTURE,
 )

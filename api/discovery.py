@@ -26,6 +26,7 @@ from schemas.discovery import (
     RetentionCapability,
     SearchCapability,
 )
+from schemas.fixture_runs import FIXTURES
 
 HOST_NAME = "agent-memory-temporal"
 HOST_VERSION = "0.1.0"
@@ -34,6 +35,8 @@ ENDPOINTS = {
     "distill": "/v1/host/sample/memory/distill",
     "consolidate": "/v1/host/sample/memory/consolidate",
     "commitmentFire": "/v1/host/sample/commitment/fire",
+    "runs": "/v1/runs",
+    "memoryList": "/v1/host/memory",
     "openintentMemory": "/api/v1/memory",
     "openapi": "/openapi.json",
     "docs": "/docs",
@@ -66,6 +69,7 @@ def discovery_document(
     profiles = ("openwop-memory",) if store else ()
     return DiscoveryDocument(
         host=HostInfo(name=HOST_NAME, version=HOST_VERSION, task_queue=task_queue),
+        fixtures=FIXTURES if workflows else (),
         memory=MemoryCapabilities(
             supported=store,
             writable=store,

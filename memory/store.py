@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory.adapter import HostMemoryStore
 from memory.commitments.store import CommitmentStore
+from memory.fixture_runs.records import FixtureRuns
 from memory.redaction import MemorySecretRegistry
 from memory.repositories.consolidation import Consolidations
 from memory.repositories.distillation import Distillations
@@ -81,6 +82,7 @@ class PostgresMemoryStore:
         self.distillations = Distillations(self.db)
         self.consolidations = Consolidations(self.db)
         self.commitments = CommitmentStore(engine, clock)
+        self.fixture_runs = FixtureRuns(engine, clock)
         # Their requests carry a parsed MemoryRef already: nothing to add on the way.
         self.distill = self.distillations.distill
         self.consolidate = self.consolidations.consolidate

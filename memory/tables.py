@@ -324,3 +324,28 @@ ref_changes = Table(
 )
 # The change_seq a predicate watch's last evaluation read; NULL while no watch waits.
 commitments.append_column(Column("seen_change_seq", BigInteger))
+
+# openwop runs of the conformance fixtures (migration 0015): each run's state, and its
+# event log. Variables name entries by reference, never by their text.
+fixture_runs = Table(
+    "fixture_runs",
+    metadata,
+    Column("run_id", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("fixture", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("variables", JSONB, nullable=False),
+    Column("error", JSONB),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+fixture_run_events = Table(
+    "fixture_run_events",
+    metadata,
+    Column("run_id", Text, primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("type", Text, nullable=False),
+    Column("payload", JSONB, nullable=False),
+    Column("occurred_at", DateTime(timezone=True), nullable=False),
+    ForeignKeyConstraint(["run_id"], ["fixture_runs.run_id"], ondelete="CASCADE"),
+)

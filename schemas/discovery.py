@@ -124,6 +124,8 @@ class DiscoveryDocument(WireModel):
 
     protocol: Literal["openwop"] = "openwop"
     host: HostInfo
+    # The conformance fixtures POST /v1/runs can run (contract §2.1), each for real.
+    fixtures: tuple[str, ...] = ()
     memory: MemoryCapabilities
     agents: AgentCapabilities
     memory_dimensions: dict[MemoryDimension, bool]

@@ -33,7 +33,7 @@ def _load_extensions() -> None:
     # matter which module ran first.
     import importlib
 
-    for module in ("schemas.workflow_io", "schemas.discovery"):
+    for module in ("schemas.workflow_io", "schemas.discovery", "schemas.fixture_runs"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as error:

@@ -69,3 +69,8 @@ INFER = ActivityOptions(start_to_close=timedelta(minutes=10))
 ARM = ActivityOptions(start_to_close=timedelta(minutes=30))
 # One claim-and-record transaction: short, retried through outages like every store call.
 FIRE = ActivityOptions(start_to_close=timedelta(seconds=30))
+# A conformance fixture's few writes and reads; a client polls for it for seconds, so an
+# outage longer than ten minutes fails the run rather than leave it running.
+FIXTURE = ActivityOptions(
+    start_to_close=timedelta(seconds=30), schedule_to_close=timedelta(minutes=10)
+)

@@ -9,6 +9,7 @@ from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
+from workflows.fixture_run import FixtureRunWorkflow
 from workflows.predicate_watch import PredicateWatchWorkflow
 
 ALL_WORKFLOWS: list[type] = [
@@ -20,4 +21,5 @@ ALL_WORKFLOWS: list[type] = [
     CommitmentWorkflow,
     CommitmentHorizonWorkflow,
     PredicateWatchWorkflow,
+    FixtureRunWorkflow,
 ]

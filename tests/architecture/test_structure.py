@@ -35,6 +35,7 @@ FACADE_NAMES = {
     "distillations",
     "consolidations",
     "commitments",
+    "fixture_runs",
     # the openwop MemoryAdapter and the host reads
     "list",
     "get",

@@ -44,6 +44,7 @@ from schemas.commitments import (
     commitment_workflow_id,
 )
 from schemas.consolidation import ConsolidationInput
+from schemas.fixture_runs import ROUNDTRIP, FixtureRunInput, fixture_run_workflow_id
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import AgentRunInput, DistillationInput, DreamInput
@@ -55,6 +56,7 @@ from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
+from workflows.fixture_run import FixtureRunWorkflow
 from workflows.predicate_watch import PredicateWatchWorkflow
 
 HISTORY_DIR = Path(__file__).resolve().parents[1] / "histories"
@@ -147,6 +149,7 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
         histories[f"{name}.json"] = (await handle.fetch_history()).to_json()
     histories.update(await record_commitments(client, task_queue, store))
     histories.update(await record_horizon(client, task_queue, store))
+    histories.update(await record_fixture_run(client, task_queue, store))
     return histories
 
 
@@ -236,6 +239,21 @@ async def record_horizon(
         "recorded"
     )
     return {"commitment_horizon.json": (await handle.fetch_history()).to_json()}
+
+
+async def record_fixture_run(
+    client: Client, task_queue: str, store: PostgresMemoryStore
+) -> dict[str, str]:
+    """An openwop run of the round-trip fixture, as POST /v1/runs starts it."""
+    run_id = await store.fixture_runs.create("example-tenant", ROUNDTRIP)
+    handle = await client.start_workflow(
+        FixtureRunWorkflow.run,
+        FixtureRunInput(run_id=run_id, fixture=ROUNDTRIP),
+        id=fixture_run_workflow_id(run_id),
+        task_queue=task_queue,
+    )
+    await handle.result()
+    return {"fixture_run.json": (await handle.fetch_history()).to_json()}
 
 
 async def main() -> None:
