@@ -44,7 +44,7 @@ class FixtureRunActivities:
                 error_code=(record.error or {}).get("error"),
             )
         outcome = await run_fixture(self.store, tenant, request.run_id, request.fixture)
-        await runs.finish(request.run_id, outcome)
+        await runs.finish(tenant, request.run_id, outcome)
         return RunFixtureResult(
             run_id=request.run_id,
             status=outcome.status,

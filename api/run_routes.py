@@ -62,9 +62,9 @@ async def create_run(
     if fixture not in FIXTURES:
         raise ApiError(404, "not_found", "no such workflow: this host runs the fixtures it lists")
     runs = api.store.fixture_runs
+    client = await api.temporal()  # unreachable: refused before the run is recorded
     run_id = await runs.create(tenant, fixture)
     try:
-        client = await api.temporal()
         await client.start_workflow(
             FIXTURE_RUN_WORKFLOW,
             FixtureRunInput(run_id=run_id, fixture=fixture),
@@ -73,8 +73,9 @@ async def create_run(
             execution_timeout=RUN_EXECUTION_TIMEOUT,
             static_summary=f"{fixture} run {run_id}",
         )
-    except RPCError as error:
+    except (RPCError, OSError) as error:
         await runs.finish(
+            tenant,
             run_id,
             FixtureOutcome(
                 status="failed",
@@ -82,7 +83,7 @@ async def create_run(
             ),
         )
         raise ApiError(
-            503, "temporal_unavailable", f"Temporal refused the start ({error.status.name})"
+            503, "temporal_unavailable", f"Temporal refused the start ({type(error).__name__})"
         ) from None
     return JSONResponse(
         {"runId": run_id, "workflowId": fixture, "status": "running"}, status_code=201

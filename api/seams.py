@@ -216,6 +216,7 @@ async def distill(body: DistillSeamRequest, api: Api, tenant: Tenant) -> dict[st
     from workflows.distillation import DistillationWorkflow
 
     ref = owned_ref(tenant, body.memory_ref)
+    await api.temporal()  # unreachable: refused before anything is seeded
     seeded, canary = await _seed_fixture(
         api, ref, tenant, body.sources or (), body.include_secret_canary, Tier.EPISODIC
     )
@@ -280,6 +281,7 @@ async def consolidate(body: ConsolidateSeamRequest, api: Api, tenant: Tenant) ->
     from workflows.consolidation import ConsolidationWorkflow
 
     ref = owned_ref(tenant, body.memory_ref)
+    await api.temporal()  # unreachable: refused before anything is seeded
     sources = body.sources
     if sources is None and not await api.store.list(ref, MemoryListOptions(limit=1)):
         sources = CONSOLIDATION_FIXTURE
@@ -322,6 +324,7 @@ async def fire_commitment(
     from workflows.commitment_inference import CommitmentInferenceWorkflow
 
     ref = owned_ref(tenant, body.memory_ref)
+    await api.temporal()  # unreachable: refused before anything is seeded
     registry = api.registries.for_tenant(tenant)
     intention = body.intention or (
         TIME_INTENTION if body.condition == "time" else PREDICATE_INTENTION

@@ -9,6 +9,7 @@ as a missing one.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,14 +20,24 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory import tables
+from memory.scope import all_tenants, tenant_scoped
 from memory.transactions import utc_now
 
 R = tables.fixture_runs
 V = tables.fixture_run_events
 
 
+RUN_ID = re.compile(r"run-[0-9a-f]{32}")
+
+
 def new_run_id() -> str:
     return "run-" + secrets.token_hex(16)
+
+
+def possible_run_id(value: str) -> bool:
+    """A run id is ``run-<32 hex>``: anything else (a NUL, a look-alike) finds nothing
+    without reaching the database, like a malformed entry id."""
+    return RUN_ID.fullmatch(value) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +91,12 @@ class FixtureRuns:
         return run_id
 
     async def get(self, tenant: str, run_id: str) -> RunRecord | None:
+        if not possible_run_id(run_id):
+            return None
         async with self.engine.connect() as connection:
             row = (
                 await connection.execute(
-                    select(R).where(R.c.run_id == run_id, R.c.tenant == tenant)
+                    select(R).where(tenant_scoped(R, tenant), R.c.run_id == run_id)
                 )
             ).first()
         if row is None:
@@ -100,17 +113,23 @@ class FixtureRuns:
         )
 
     async def tenant_of(self, run_id: str) -> str | None:
-        """For the worker, which runs a run by its id alone."""
+        """For the worker, which runs a run by its id alone (the id is random and only
+        the API that created it hands it on): the one look-up across tenants."""
+        query = (
+            select(R.c.tenant)
+            .where(R.c.run_id == run_id)
+            .execution_options(**all_tenants("a fixture run's tenant by its id, for the worker"))
+        )
         async with self.engine.connect() as connection:
-            return (
-                await connection.execute(select(R.c.tenant).where(R.c.run_id == run_id))
-            ).scalar_one_or_none()
+            return (await connection.execute(query)).scalar_one_or_none()
 
     async def events(self, tenant: str, run_id: str) -> list[RunEvent] | None:
+        if not possible_run_id(run_id):
+            return None
         async with self.engine.connect() as connection:
             owned = (
                 await connection.execute(
-                    select(R.c.run_id).where(R.c.run_id == run_id, R.c.tenant == tenant)
+                    select(R.c.run_id).where(tenant_scoped(R, tenant), R.c.run_id == run_id)
                 )
             ).first()
             if owned is None:
@@ -122,14 +141,14 @@ class FixtureRuns:
             ).all()
         return [RunEvent(row.type, dict(row.payload)) for row in rows]
 
-    async def finish(self, run_id: str, outcome: FixtureOutcome) -> bool:
+    async def finish(self, tenant: str, run_id: str, outcome: FixtureOutcome) -> bool:
         """Record the outcome and the events in one transaction, once: a retried
         activity that finds the run already finished changes nothing (False)."""
         now = self.now()
         async with self.engine.begin() as connection:
             done = await connection.execute(
                 update(R)
-                .where(R.c.run_id == run_id, R.c.status == "running")
+                .where(tenant_scoped(R, tenant), R.c.run_id == run_id, R.c.status == "running")
                 .values(
                     status=outcome.status,
                     variables=outcome.variables,

@@ -24,6 +24,7 @@ from memory import tables
 from memory.agent_manifests import AgentManifestStore
 from memory.api_keys import ApiKeyStore
 from memory.change_feed import change_seq
+from memory.fixture_runs.records import FixtureOutcome, RunEvent
 from memory.scope import scoped, tenant_carrying_tables, unscoped_tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import FireCommitmentRequest, InferCommitmentsRequest
@@ -157,6 +158,14 @@ async def _tour(engine: AsyncEngine) -> None:
     agents = AgentManifestStore(engine)
     await agents.register(SENTINEL_TENANT, "agent-1", MemoryShape())
     await agents.agents(SENTINEL_TENANT)
+
+    runs = store.fixture_runs
+    run_id = await runs.create(SENTINEL_TENANT, "conformance-noop")
+    assert await runs.tenant_of(run_id) == SENTINEL_TENANT
+    outcome = FixtureOutcome(events=[RunEvent("run.completed", {})])
+    await runs.finish(SENTINEL_TENANT, run_id, outcome)
+    await runs.get(SENTINEL_TENANT, run_id)
+    await runs.events(SENTINEL_TENANT, run_id)
 
     await store.erase(ref, ForgetRequest(ids=(first.id,)))
     await store.forget(ref, ForgetRequest(subject="nobody", tenant_wide=True))

@@ -37,7 +37,7 @@ CREATE_FIELDS = [
 ]
 SEAM_FIELDS = [
     *("memoryRef", "tokenBudget", "sources", "indexEmitted", "includeSecretCanary"),
-    "intention",
+    *("intention", "condition", "includeIntentionCanary"),
 ]
 PATCH_FIELDS = ["value", "tags", "pinned", "priority", "ttl", "expires_at", "scope"]
 QUERY_NAMES = [
@@ -86,6 +86,10 @@ bodies = {
     ),
     "shape": _body(["memoryShape"], {"memoryShape": json_values | shapes}),
     "seam": _body(SEAM_FIELDS, {"memoryRef": refs, "tokenBudget": budgets}),
+    "run": _body(
+        ["workflowId", "inputs"],
+        {"workflowId": st.sampled_from(["conformance-noop", "nope", "", 7]) | hostile_text},
+    ),
 }
 segment = hostile_text | st.sampled_from(["a1", "m0", "%2e%2e", "..", "a" * 300])
 query_values = hostile_text | st.sampled_from(["-1", "0", "1001", "1e9", "true", "x,y,", "*"])
@@ -110,6 +114,10 @@ def requests(draw: st.DrawFn) -> tuple[str, str, dict[str, bytes], bytes | None]
                 ("POST", "/v1/host/sample/memory/distill", "seam"),
                 ("POST", "/v1/host/sample/memory/consolidate", "seam"),
                 ("POST", "/v1/host/sample/commitment/fire", "seam"),
+                ("GET", "/v1/host/memory", None),
+                ("POST", "/v1/runs", "run"),
+                ("GET", "/v1/runs/{seg}", None),
+                ("GET", "/v1/runs/{seg}/events", None),
             ]
         )
     )
@@ -134,6 +142,10 @@ def requests(draw: st.DrawFn) -> tuple[str, str, dict[str, bytes], bytes | None]
                     "memoryRef",
                     "afterSeq",
                     "type",
+                    "tokenBudget",
+                    "rank",
+                    "query",
+                    "tag",
                 ]
             ),
             query_values,
@@ -163,7 +175,8 @@ async def fuzz_client(engine, store, vault):
     async def temporal_down():
         raise ConnectionError("Temporal is down for this test")
 
-    services = ApiServices.build(Settings(), engine, vault, temporal_down, store=store)
+    settings = Settings(OPENWOP_TEST_SEAM_ENABLED=True)  # the seams are fuzzed too
+    services = ApiServices.build(settings, engine, vault, temporal_down, store=store)
     key = (await ApiKeyStore(engine).create(TENANT)).key
     BASELINE[engine] = await fingerprint(engine)
     app = create_app(services)
