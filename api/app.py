@@ -30,7 +30,7 @@ a key belongs to one tenant and reaches only that tenant's memoryRefs. Errors ar
 
 
 def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
-    from api import commitment_routes, openintent_routes, run_routes, seams
+    from api import commitment_routes, compaction_seam, openintent_routes, run_routes, seams
 
     app = FastAPI(
         title="agent-memory-temporal",
@@ -47,6 +47,7 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     install_error_handlers(app)
     app.include_router(openwop_routes.router)
     app.include_router(seams.router)
+    app.include_router(compaction_seam.router)
     app.include_router(openintent_routes.router)
     app.include_router(commitment_routes.router)
     app.include_router(run_routes.router)

@@ -78,7 +78,8 @@ def discovery_document(
             search=SearchCapability(supported=store, modes=("filter",) if store else ()),
             retention=RetentionCapability(ttl=store, forget=store),
             attribution=AttributionCapability(supported=store, emits_write_events=store),
-            compaction=CompactionCapability(supported=workflows),
+            # Host-managed dreams, and client-requested through the RFC 0012 seam.
+            compaction=CompactionCapability(supported=workflows, trigger="both"),
             distillation=DistillationCapability(
                 supported=workflows,
                 max_token_budget=MAX_TOKEN_BUDGET,

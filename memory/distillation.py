@@ -449,7 +449,7 @@ def _compacted_event(
         output_id=archive.output_id,
         source_ids=tuple(source_ids) if len(source_ids) <= SOURCE_ID_LIMIT else None,
         source_count=len(source_ids),
-        trigger="host-managed",
+        trigger=request.trigger,
         byte_size=_byte_size(content),
         distillation=Distillation(
             token_budget=request.token_budget,

@@ -17,7 +17,7 @@ from sqlalchemy import Select, bindparam, or_, select, tuple_
 
 from memory import tables
 from memory.distiller import SourceText
-from memory.redaction import MemorySecretRegistry, write_redacted
+from memory.redaction import MemorySecretRegistry, carry_forward, write_redacted
 from memory.rows import live
 from memory.scope import scoped
 from schemas.memory_entry import Tier
@@ -89,7 +89,8 @@ def to_source(row: Any, secrets: MemorySecretRegistry | None) -> SourceText:
     return SourceText(
         entry_id=row.id,
         version=row.version,
-        content=write_redacted(row.content, secrets),
+        # Foreign secret markers become canonical ones too (RFC 0012 §D carry-forward).
+        content=carry_forward(write_redacted(row.content, secrets)),
         content_sha256=row.content_sha256,
         tags=tuple(dict.fromkeys(write_redacted(tag, secrets) for tag in row.tags)),
         pinned=row.pinned,

@@ -36,6 +36,9 @@ class DistillationInput(WireModel):
     # what an on-demand request gets), or "defer": report over-budget and complete (what
     # a scheduled dream asks for, so one large entry never fails a night).
     when_nothing_fits: Literal["fail", "defer"] = "fail"
+    # Who asked, as memory.compacted reports it: the host's own schedule or dream, or a
+    # client (the RFC 0012 compaction seam).
+    trigger: Literal["host-managed", "client-requested"] = "host-managed"
 
 
 class DreamInput(WireModel):
@@ -69,6 +72,7 @@ class DistillMemoryRequest(WireModel):
     sources: tuple[str, ...] | None = None
     index_emitted: bool = True
     when_nothing_fits: Literal["fail", "defer"] = "fail"
+    trigger: Literal["host-managed", "client-requested"] = "host-managed"
 
 
 class DistillRequest(WireModel):

@@ -64,6 +64,7 @@ class DistillationWorkflow:
                 sources=request.sources,
                 index_emitted=request.index_emitted,
                 when_nothing_fits=request.when_nothing_fits,
+                trigger=request.trigger,
             ),
             policies.DISTILL,
             summary=f"distill under {budget} tokens",

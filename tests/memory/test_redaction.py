@@ -729,3 +729,17 @@ async def test_every_store_write_path_redacts(
     assert contents and all(secret not in c for c in contents)
     assert "rotated [REDACTED:api]" in contents
     assert all(secret not in json.dumps(p) for p in payloads)
+
+
+def test_carry_forward_makes_foreign_secret_markers_canonical() -> None:
+    """RFC 0012 §D: derived content carries no BYOK reference or foreign marker as it
+    is; each becomes [REDACTED:carry-forward-<n>], the same text the same marker, and a
+    canonical marker of ours is left alone."""
+    from memory.redaction import carry_forward
+
+    text = "a [BYOK:hk_live_1] b <REDACTED:db-creds> c [BYOK:hk_live_1] d [REDACTED:ours]"
+    assert carry_forward(text) == (
+        "a [REDACTED:carry-forward-1] b [REDACTED:carry-forward-2] c "
+        "[REDACTED:carry-forward-1] d [REDACTED:ours]"
+    )
+    assert carry_forward("no markers here") == "no markers here"

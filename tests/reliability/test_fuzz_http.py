@@ -86,6 +86,20 @@ bodies = {
     ),
     "shape": _body(["memoryShape"], {"memoryShape": json_values | shapes}),
     "seam": _body(SEAM_FIELDS, {"memoryRef": refs, "tokenBudget": budgets}),
+    "seed": _body(
+        ["memoryRef", "entries"],
+        {
+            "memoryRef": refs,
+            "entries": st.lists(
+                st.fixed_dictionaries(
+                    {"id": hostile_text, "content": hostile_text},
+                    optional={"tags": json_values},
+                ),
+                max_size=3,
+            )
+            | json_values,
+        },
+    ),
     "run": _body(
         ["workflowId", "inputs"],
         {"workflowId": st.sampled_from(["conformance-noop", "nope", "", 7]) | hostile_text},
@@ -115,6 +129,8 @@ def requests(draw: st.DrawFn) -> tuple[str, str, dict[str, bytes], bytes | None]
                 ("POST", "/v1/host/sample/memory/consolidate", "seam"),
                 ("POST", "/v1/host/sample/commitment/fire", "seam"),
                 ("GET", "/v1/host/memory", None),
+                ("POST", "/v1/test/memory/seed", "seed"),
+                ("POST", "/v1/test/memory/compact", "seam"),
                 ("POST", "/v1/runs", "run"),
                 ("GET", "/v1/runs/{seg}", None),
                 ("GET", "/v1/runs/{seg}/events", None),
