@@ -129,6 +129,16 @@ QUICK = Plan(
     fanout_watches=20,
     sweep_watches=10_000,
 )
+# The test suite's run: every phase and figure, at counts that only prove it works.
+SMOKE = Plan(
+    trigger_puts=50,
+    trigger_block=25,
+    latency_watches=10,
+    idle_watches=3,
+    fanout_watches=8,
+    sweep_watches=2_000,
+    sweep_refs=200,
+)
 
 
 # ------------------------------------------------------------ figures and waits
@@ -801,13 +811,16 @@ def print_report(report: dict[str, Any]) -> None:
 def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="smaller counts, about 40 s")
+    parser.add_argument("--smoke", action="store_true", help="the test suite's counts")
     parser.add_argument("--json", type=Path, default=None, help="where to write the results")
     args = parser.parse_args()
-    plan = QUICK if args.quick else FULL
+    plan, label = (
+        (SMOKE, "-smoke") if args.smoke else (QUICK, "-quick") if args.quick else (FULL, "")
+    )
     report = asyncio.run(run(plan))
-    report["quick"] = args.quick
+    report["quick"] = args.quick or args.smoke
     print_report(report)
-    target = args.json or RESULTS / f"predicate-watches{'-quick' if args.quick else ''}.json"
+    target = args.json or RESULTS / f"predicate-watches{label}.json"
     target.parent.mkdir(exist_ok=True)
     target.write_text(json.dumps(report, indent=2, default=str) + "\n")
     print(f"wrote {target}")

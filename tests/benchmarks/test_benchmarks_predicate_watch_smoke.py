@@ -1,9 +1,9 @@
-"""Smoke test: the predicate-watch benchmark runs end to end in its --quick mode (embedded
-PostgreSQL, a dev server and the time-skipping server, the real worker and change
-listener) and reports every figure docs/performance.md quotes, each beside its baseline:
-trigger cost per put, write -> fire latency (below the polling design's), workflow tasks
-of an idle watch over a simulated day, the fan-out with and without the pre-check, and
-the safety sweep."""
+"""Smoke test: the predicate-watch benchmark runs end to end in its --smoke mode (every
+phase of --quick at smaller counts: embedded PostgreSQL, a dev server and the
+time-skipping server, the real worker and change listener) and reports every figure
+docs/performance.md quotes, each beside its baseline: trigger cost per put, write ->
+fire latency (below the polling design's), workflow tasks of an idle watch over a
+simulated day, the fan-out with and without the pre-check, and the safety sweep."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ STATS = ("n", "mean", "median", "p99", "max")
 
 
 @pytest.mark.slow
-def test_predicate_watch_bench_quick_runs(tmp_path: Path) -> None:
-    output, report = run_benchmark("predicate_watch_bench", "quick", tmp_path, timeout=180)
+def test_predicate_watch_bench_smoke_runs(tmp_path: Path) -> None:
+    output, report = run_benchmark("predicate_watch_bench", "smoke", tmp_path, timeout=180)
     assert "PASS" in output and "polling baseline (analytic)" in output, output
     assert report["quick"] is True and report["pass"] is True
     plan = report["plan"]
@@ -31,7 +31,7 @@ def test_predicate_watch_bench_quick_runs(tmp_path: Path) -> None:
 
     latency = report["write_to_fire"]
     notified, floor = latency["notified_ms"], latency["direct_signal_floor_ms"]
-    assert notified["n"] == floor["n"] == plan["latency_watches"] == 50
+    assert notified["n"] == floor["n"] == plan["latency_watches"] > 0
     assert 0 < notified["median"] <= notified["p99"] <= notified["max"]
     # Notified, a write reaches its watch well before the 60 s cadence's next evaluation.
     polling = latency["polling_baseline_s"]
@@ -45,7 +45,8 @@ def test_predicate_watch_bench_quick_runs(tmp_path: Path) -> None:
     assert idle["polling_baseline"]["evaluations_per_watch"] == 1440
 
     fan = report["fanout"]
-    assert fan["expected_without_precheck"] == fan["watches"] * fan["puts"] == 20 * 20
+    assert fan["watches"] == plan["fanout_watches"] and fan["puts"] == 20
+    assert fan["expected_without_precheck"] == fan["watches"] * fan["puts"]
     assert fan["signals_without_precheck"] == fan["expected_without_precheck"]
     assert fan["evaluations_without_precheck"] > 0
     assert fan["signals_with_precheck"] == fan["evaluations_with_precheck"] == 0
@@ -53,7 +54,11 @@ def test_predicate_watch_bench_quick_runs(tmp_path: Path) -> None:
     assert fan["precheck_ms"]["median"] > 0 and fan["lookup_ms"]["median"] > 0
 
     sweep = report["sweep"]
-    assert (sweep["watches"], sweep["refs"], sweep["lagging"]) == (10_000, 1000, 100)
+    assert (sweep["watches"], sweep["refs"], sweep["lagging"]) == (
+        plan["sweep_watches"],
+        plan["sweep_refs"],
+        plan["sweep_watches"] // 100,
+    )
     assert sweep["sweep_ms"]["n"] == 5 and sweep["sweep_ms"]["median"] > 0
     assert sweep["polling_baseline"]["database_s_per_60s"] > 0
     assert sweep["polling_over_sweep"] > 1
