@@ -16,8 +16,9 @@ from typing import Any
 from sqlalchemy import Select, bindparam, or_, select, tuple_
 
 from memory import tables
+from memory.carry_forward import carry_forward
 from memory.distiller import SourceText
-from memory.redaction import MemorySecretRegistry, carry_forward, write_redacted
+from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import live
 from memory.scope import scoped
 from schemas.memory_entry import Tier

@@ -453,27 +453,6 @@ class MemorySecretRegistry:
         return _redact(text, compiled)[1]
 
 
-# Secret markers other systems write, which derived content must not carry forward as
-# they are (RFC 0012 §D): a BYOK reference names key material, and a marker that is not
-# ours is not ours to trust. carry_forward turns each into a canonical marker.
-FOREIGN_MARKER = re.compile(r"\[BYOK:[^\]\r\n]{1,256}\]|<REDACTED:[^>\r\n]{1,256}>")
-
-
-def carry_forward(text: str) -> str:
-    """For derived content only (a distillation's sources; a write stores what it is
-    given): every foreign secret marker becomes ``[REDACTED:carry-forward-<n>]``, the
-    same text the same marker, numbered in order of first appearance."""
-    seen: dict[str, str] = {}
-
-    def canonical(match: re.Match[str]) -> str:
-        found = match.group(0)
-        if found not in seen:
-            seen[found] = marker(f"carry-forward-{len(seen) + 1}")
-        return seen[found]
-
-    return FOREIGN_MARKER.sub(canonical, text)
-
-
 def write_redacted(content: str, secrets: MemorySecretRegistry | None) -> str:
     """THE chokepoint: every write path of the store passes content through here."""
     return content if secrets is None else secrets.redact(content)

@@ -735,7 +735,7 @@ def test_carry_forward_makes_foreign_secret_markers_canonical() -> None:
     """RFC 0012 §D: derived content carries no BYOK reference or foreign marker as it
     is; each becomes [REDACTED:carry-forward-<n>], the same text the same marker, and a
     canonical marker of ours is left alone."""
-    from memory.redaction import carry_forward
+    from memory.carry_forward import carry_forward
 
     text = "a [BYOK:hk_live_1] b <REDACTED:db-creds> c [BYOK:hk_live_1] d [REDACTED:ours]"
     assert carry_forward(text) == (
