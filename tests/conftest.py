@@ -122,10 +122,17 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-async def history_audit(temporal_env: WorkflowEnvironment) -> AsyncIterator[None]:
+def history_audit(request: pytest.FixtureRequest) -> None:
     """After the session's last test, before its dev server stops: no history holds
     memory content a test wrote (tests/support/session_history_audit.py). A leak fails the run
-    as an error at the teardown of the last test."""
+    as an error at the teardown of the last test. A conformance run against a deployment
+    (OPENWOP_BASE_URL, tests/conformance/conftest.py) starts no local stack to audit."""
+    if not os.environ.get("OPENWOP_BASE_URL"):
+        request.getfixturevalue("session_history_audit")
+
+
+@pytest.fixture(scope="session")
+async def session_history_audit(temporal_env: WorkflowEnvironment) -> AsyncIterator[None]:
     yield
     from tests.support.session_history_audit import audit_session_histories
 

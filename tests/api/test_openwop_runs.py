@@ -1,128 +1,35 @@
-"""openwop runs of the conformance fixtures over HTTP (contract §4, §5): each fixture
-the discovery document lists runs as a real FixtureRunWorkflow against the store and
-leaves the variables the scenarios read; conformance-noop's write is attributed by a
-``memory.written`` event; two tenants running the cross-tenant fixture on the same
-owner ref see only their own entries (the v2 witness, driven over v1); another tenant's
-run is a 404; nothing a fixture read back reaches the workflow's history."""
+"""Nothing a conformance fixture's run reads back reaches its workflow's history: the
+variables stay in the store's run record, the history holds ids and counts."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 from temporalio.testing import WorkflowEnvironment
 
 from runtime.history_audit import searchable_text
-from schemas.fixture_runs import FIXTURES, fixture_run_workflow_id
-
-REDACTED = re.compile(r"\[REDACTED:[^\]]+\]")
-
-
-def _tenant() -> str:
-    return "runs" + uuid.uuid4().hex[:8]
+from schemas.fixture_runs import fixture_run_workflow_id
 
 
 async def _run(http: httpx.AsyncClient, fixture: str) -> dict[str, Any]:
-    created = await http.post("/v1/runs", json={"workflowId": fixture, "inputs": {}})
+    created = await http.post("/v1/runs", json={"workflowId": fixture})
     assert created.status_code == 201, created.text
     run_id = created.json()["runId"]
-    for _ in range(200):  # the suite gives a run 10 s, polling every 250 ms
+    for _ in range(200):
         snapshot = (await http.get(f"/v1/runs/{run_id}")).json()
-        if snapshot["status"] in {"completed", "failed", "cancelled"}:
+        if snapshot["status"] != "running":
             return snapshot
         await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id} of {fixture} did not settle: {snapshot}")
-
-
-def _entry_shape(entry: dict[str, Any]) -> None:
-    assert isinstance(entry["id"], str) and entry["id"]
-    assert isinstance(entry["content"], str) and isinstance(entry["tags"], list)
-    datetime.fromisoformat(entry["createdAt"].replace("Z", "+00:00"))
-
-
-async def test_every_listed_fixture_runs_and_leaves_its_variables(running_api) -> None:
-    async with await running_api.client_for(_tenant()) as http:
-        listed = await httpx.AsyncClient(base_url=running_api.url).get("/.well-known/openwop")
-        assert set(listed.json()["fixtures"]) == set(FIXTURES)
-        runs = {fixture: await _run(http, fixture) for fixture in FIXTURES}
-    assert {f: r["status"] for f, r in runs.items()} == dict.fromkeys(FIXTURES, "completed"), runs
-
-    roundtrip = runs["conformance-agent-memory-roundtrip"]["variables"]["memoryReadback"]
-    _entry_shape(roundtrip)
-
-    redacted = runs["conformance-agent-memory-redaction"]["variables"]["memoryReadback"]
-    _entry_shape(redacted)
-    assert REDACTED.search(redacted["content"]) and "byok-" not in redacted["content"]
-
-    ttl = runs["conformance-agent-memory-ttl"]["variables"]
-    listed_ids = [e["id"] for e in ttl["memoryList"]]
-    assert ttl["freshId"] in listed_ids and ttl["expiredId"] not in listed_ids
-    now = datetime.now(UTC)
-    assert all(
-        datetime.fromisoformat(e["expiresAt"].replace("Z", "+00:00")) > now
-        for e in ttl["memoryList"]
-    )
-
-    cti = runs["conformance-agent-memory-cross-tenant"]["variables"]
-    assert cti["ownerEntryId"] in [e["id"] for e in cti["ownerProbe"]]
-    assert cti["crossTenantProbe"] == []
-
-    budget = runs["conformance-agent-memory-injection-budget"]["variables"]
-    ids = [e["id"] for e in budget["budgetedEntries"]]
-    assert budget["budgetedTokenTotal"] <= budget["tokenBudget"]
-    assert budget["overBudgetEntryId"] not in ids and budget["overBudgetEntryOmitted"] is True
-    assert REDACTED.search(budget["redactedContentSample"])
-    assert budget["crossTenantBudgetedProbe"] == []
-    assert budget["tokenCounter"] == "cl100k_base"
-    assert "recencyOrder" not in budget and "relevanceOrder" not in budget  # no fake ranking
-
-
-async def test_the_noop_runs_write_is_attributed_with_memory_written(running_api) -> None:
-    async with await running_api.client_for(_tenant()) as http:
-        run = await _run(http, "conformance-noop")
-        events = (await http.get(f"/v1/runs/{run['runId']}/events")).json()["events"]
-    written = [e for e in events if e["type"] == "memory.written"]
-    assert len(written) == 1
-    payload = written[0]["payload"]
-    assert payload["memoryId"] and payload["memoryRef"] and payload["nodeId"]
-    assert set(payload) <= {"memoryRef", "memoryId", "nodeId", "agentId", "tags"}
-
-
-async def test_two_tenants_on_the_same_owner_ref_see_only_their_own(running_api) -> None:
-    """openwop.requirement.0004.memory-ref-one-tenant, the v2 witness's check."""
-    fixture = "conformance-agent-memory-cross-tenant"
-    async with await running_api.client_for(_tenant()) as a:
-        first = (await _run(a, fixture))["variables"]
-    async with await running_api.client_for(_tenant()) as b:
-        second = (await _run(b, fixture))["variables"]
-    assert first["ownerEntryId"] != second["ownerEntryId"]
-    a_ids = {e["id"] for e in first["ownerProbe"]}
-    b_ids = {e["id"] for e in second["ownerProbe"]}
-    assert first["ownerEntryId"] not in b_ids and not a_ids & b_ids
-    assert first["crossTenantProbe"] == second["crossTenantProbe"] == []
-
-
-async def test_another_tenants_run_and_an_unknown_fixture_are_404(running_api) -> None:
-    async with await running_api.client_for(_tenant()) as a:
-        run = await _run(a, "conformance-noop")
-        unknown = await a.post("/v1/runs", json={"workflowId": "no-such-fixture"})
-        assert unknown.status_code == 404 and unknown.json()["error"] == "not_found"
-        bad = await a.post("/v1/runs", json={"inputs": {}})
-        assert bad.status_code == 422 and bad.json()["field"] == "workflowId"
-    async with await running_api.client_for(_tenant()) as b:
-        for path in (f"/v1/runs/{run['runId']}", f"/v1/runs/{run['runId']}/events"):
-            answer = await b.get(path)
-            assert answer.status_code == 404 and run["runId"] not in answer.text
+    raise AssertionError(f"run {run_id} did not settle")
 
 
 async def test_no_fixture_text_reaches_the_runs_history(
     running_api, temporal_env: WorkflowEnvironment
 ) -> None:
-    async with await running_api.client_for(_tenant()) as http:
+    async with await running_api.client_for("runs" + uuid.uuid4().hex[:8]) as http:
         runs = [
             await _run(http, fixture)
             for fixture in (

@@ -11,6 +11,8 @@ import re
 import time
 import uuid
 
+from tests.conformance.conftest import Target
+
 COMPACT = "/v1/test/memory/compact"
 SEED = "/v1/test/memory/seed"
 REF = "mem_tenant:default_agent:conformance-rfc0012-sr1_longTerm"
@@ -27,11 +29,12 @@ def _entries(prefix: str) -> list[dict[str, object]]:
     return [{"id": f"{prefix}-{stamp}-{n}", "content": c} for n, c in enumerate(SR1_SEED)]
 
 
-async def test_the_compaction_seam_carries_secret_markers_forward(running_api) -> None:
-    async with await running_api.client_for("cmp" + uuid.uuid4().hex[:8]) as http:
+async def test_the_compaction_seam_carries_secret_markers_forward(target: Target) -> None:
+    async with target.client(target.key_a) as http:
         probe = await http.post(COMPACT, json={})
         assert probe.status_code == 400 and probe.json()["error"] == "invalid_argument"
-        empty = await http.post(COMPACT, json={"memoryRef": "conformance-empty-ref"})
+        empty_ref = f"conformance-empty-{uuid.uuid4().hex[:12]}"
+        empty = await http.post(COMPACT, json={"memoryRef": empty_ref})
         assert empty.status_code == 400 and empty.json()["error"] == "nothing_to_compact"
         missing = await http.post(SEED, json={"entries": _entries("rfc0012-sr1")})
         assert missing.status_code == 400 and missing.json()["field"] == "memoryRef"
