@@ -9,7 +9,9 @@ many pytest-xdist workers (each with its own dev server and registry) shared the
 
 from __future__ import annotations
 
-from temporalio.client import Client
+import asyncio
+
+from temporalio.client import Client, WorkflowExecution
 
 from runtime.history_audit import ForbiddenTexts
 from tests.support.factories import SECRET_CANARIES, WRITTEN_TEXTS
@@ -19,16 +21,26 @@ from tests.support.factories import SECRET_CANARIES, WRITTEN_TEXTS
 MIN_TEXT_LENGTH = 16
 
 
+# Histories fetched at once: the fetches are round trips to the local dev server, so a
+# few in flight overlap them with the matching (a session leaves thousands of runs).
+FETCHES_IN_FLIGHT = 8
+
+
 async def audit_session_histories(client: Client) -> int:
     """The number of histories scanned; AssertionError naming the first that leaks."""
     forbidden = ForbiddenTexts(
         {t for t in WRITTEN_TEXTS if len(t) >= MIN_TEXT_LENGTH} | SECRET_CANARIES
     )
-    scanned = 0
-    async for execution in client.list_workflows():
-        handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
-        history = await handle.fetch_history()
-        found = forbidden.leaked_by(history.to_json())
-        assert found == [], f"{execution.workflow_type} {execution.id} leaks {len(found)} texts"
-        scanned += 1
-    return scanned
+    gate = asyncio.Semaphore(FETCHES_IN_FLIGHT)
+
+    async def leaks(execution: WorkflowExecution) -> list[str]:
+        async with gate:
+            handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
+            history = await handle.fetch_history()
+        return forbidden.leaked_by(history.to_json())
+
+    executions = [execution async for execution in client.list_workflows()]
+    found = await asyncio.gather(*(leaks(execution) for execution in executions))
+    for execution, leaked in zip(executions, found, strict=True):
+        assert leaked == [], f"{execution.workflow_type} {execution.id} leaks {len(leaked)} texts"
+    return len(executions)
