@@ -19,11 +19,11 @@ import contextlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends
-from fastapi.responses import JSONResponse
 from pydantic import Field, ValidationError
 
 from api.auth import Api, Tenant
-from api.errors import ApiError, not_found
+from api.errors import ApiError
+from api.seams import seams_enabled
 from api.tenancy import owned_ref
 from api.workflow_calls import run_workflow
 from runtime.workflow_ids import workflow_ids_for
@@ -36,13 +36,8 @@ from schemas.workflow_io import DistillationInput, DistillationResult
 MAX_SEED_ENTRIES = 200
 
 
-def _enabled(api: Api) -> None:
-    if not api.settings.test_seams:
-        raise not_found("route")
-
-
 router = APIRouter(
-    prefix="/v1/test/memory", tags=["openwop seams"], dependencies=[Depends(_enabled)]
+    prefix="/v1/test/memory", tags=["openwop seams"], dependencies=[Depends(seams_enabled)]
 )
 
 
@@ -74,7 +69,7 @@ def _invalid(model: type[WireModel], body: Any) -> Any:
 @router.post("/seed", status_code=201, summary="Seed entries verbatim (RFC 0012 test seam)")
 async def seed(
     api: Api, tenant: Tenant, body: Annotated[dict[str, Any] | None, Body()] = None
-) -> JSONResponse:
+) -> dict[str, int]:
     request: SeedRequest = _invalid(SeedRequest, body or {})
     ref = owned_ref(tenant, request.memory_ref)
     registry = api.registries.for_tenant(tenant)
@@ -87,7 +82,7 @@ async def seed(
                 secrets=registry,
             )
             seeded += 1
-    return JSONResponse({"seeded": seeded}, status_code=201)
+    return {"seeded": seeded}
 
 
 @router.post("/compact", summary="Compact a ref's live entries (RFC 0012 test seam)")

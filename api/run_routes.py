@@ -12,7 +12,6 @@ from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
-from fastapi.responses import JSONResponse
 from pydantic import Field
 from temporalio.service import RPCError
 
@@ -57,7 +56,7 @@ async def _resolved(store: PostgresMemoryStore, value: Any) -> Any:
 @router.post("/v1/runs", status_code=201, summary="Start a run of a conformance fixture")
 async def create_run(
     api: Api, tenant: Tenant, body: Annotated[CreateRunRequest, Body()]
-) -> JSONResponse:
+) -> dict[str, str]:
     fixture = body.workflow_id
     if fixture not in FIXTURES:
         raise ApiError(404, "not_found", "no such workflow: this host runs the fixtures it lists")
@@ -85,9 +84,7 @@ async def create_run(
         raise ApiError(
             503, "temporal_unavailable", f"Temporal refused the start ({type(error).__name__})"
         ) from None
-    return JSONResponse(
-        {"runId": run_id, "workflowId": fixture, "status": "running"}, status_code=201
-    )
+    return {"runId": run_id, "workflowId": fixture, "status": "running"}
 
 
 @router.get("/v1/runs/{run_id}", summary="A run's status and variables")

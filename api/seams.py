@@ -52,14 +52,14 @@ from schemas.memory_ref import MemoryRef
 from schemas.workflow_io import DistillationInput, DistillationResult, TokenBudget
 
 
-def _seams_enabled(api: Api) -> None:
+def seams_enabled(api: Api) -> None:
     """Conformance-only (contract §1): 404 unless OPENWOP_TEST_SEAM_ENABLED is set."""
     if not api.settings.test_seams:
         raise not_found("route")
 
 
 router = APIRouter(
-    prefix="/v1/host/sample", tags=["openwop seams"], dependencies=[Depends(_seams_enabled)]
+    prefix="/v1/host/sample", tags=["openwop seams"], dependencies=[Depends(seams_enabled)]
 )
 
 MAX_SEED_SOURCES = 200

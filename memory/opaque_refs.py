@@ -21,33 +21,25 @@ import re
 
 from schemas.errors import InvalidMemoryRef
 from schemas.memory_ref import (
-    MAX_REF_BYTES,
     SCHEME,
     MemoryRef,
-    parse_memory_ref,
+    checked_ref_text,
     parse_segment,
     try_parse_memory_ref,
 )
 
 OPAQUE_PREFIX = "o-"
 OPAQUE_HEX_CHARS = 32
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SEGMENT_OK = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?")
 
 
 def _check_shape(raw: object) -> str:
-    if not isinstance(raw, str):
-        raise InvalidMemoryRef("must be a string")
-    if not raw:
+    text = checked_ref_text(raw)
+    if not text:
         raise InvalidMemoryRef("must not be empty")
-    if len(raw.encode("utf-8", "surrogatepass")) > MAX_REF_BYTES:
-        raise InvalidMemoryRef(f"must be at most {MAX_REF_BYTES} bytes")
-    if _CONTROL.search(raw):
-        raise InvalidMemoryRef("must not contain NUL or control characters")
-    path = raw[len(SCHEME) :] if raw.startswith(SCHEME) else raw
+    path = text[len(SCHEME) :] if text.startswith(SCHEME) else text
     if any(part in (".", "..") for part in re.split(r"[/\\]", path)):
         raise InvalidMemoryRef("must not contain '.' or '..' path segments")
-    return raw
+    return text
 
 
 def opaque_agent(raw: str) -> str:
@@ -65,7 +57,9 @@ def resolve_ref(tenant: str, raw: object) -> MemoryRef:
     if canonical is not None and canonical.tenant == tenant:
         return canonical
     if canonical is None and not text.startswith(SCHEME):
-        parts = text.split("/")
-        if 1 <= len(parts) <= 2 and all(_SEGMENT_OK.fullmatch(p) for p in parts):
-            return parse_memory_ref(f"{SCHEME}{tenant}/{text}")
+        # One or two segments ("agent", "agent/scope") are a path in the tenant: the
+        # parser's own grammar decides, and anything it refuses is opaque.
+        in_tenant = try_parse_memory_ref(f"{SCHEME}{tenant}/{text}")
+        if in_tenant is not None:
+            return in_tenant
     return MemoryRef(tenant, opaque_agent(text))

@@ -39,17 +39,24 @@ class MemoryRef:
         return f"{SCHEME}{self.tenant}/{self.agent}{tail}"
 
 
-def parse_memory_ref(raw: object) -> MemoryRef:
-    """Parse ``raw`` or raise InvalidMemoryRef naming the broken rule (never the input).
-    An already parsed MemoryRef passes through unchanged (parse once, pass it down)."""
-    if isinstance(raw, MemoryRef):
-        return raw
+def checked_ref_text(raw: object) -> str:
+    """The rules every memoryRef string obeys, canonical or opaque (memory/opaque_refs.py):
+    a string of at most MAX_REF_BYTES with no NUL or control character."""
     if not isinstance(raw, str):
         raise InvalidMemoryRef("must be a string")
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_REF_BYTES:
         raise InvalidMemoryRef(f"must be at most {MAX_REF_BYTES} bytes")
     if _CONTROL.search(raw):
         raise InvalidMemoryRef("must not contain NUL or control characters")
+    return raw
+
+
+def parse_memory_ref(raw: object) -> MemoryRef:
+    """Parse ``raw`` or raise InvalidMemoryRef naming the broken rule (never the input).
+    An already parsed MemoryRef passes through unchanged (parse once, pass it down)."""
+    if isinstance(raw, MemoryRef):
+        return raw
+    raw = checked_ref_text(raw)
     if not raw.startswith(SCHEME):
         raise InvalidMemoryRef(f"must start with {SCHEME}")
     segments = raw[len(SCHEME) :].split("/")

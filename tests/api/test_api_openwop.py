@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.support.factories import SECRET_CANARIES, WRITTEN_TEXTS
+from tests.support.openwop_http import memory_events
 
 pytestmark = pytest.mark.slow
 
@@ -90,12 +91,6 @@ INTENTION = "Follow up with Dana when the contract is signed"
 WRITTEN_TEXTS.update(CALL_NOTES, SPEC_CORPUS, [INTENTION])
 
 
-async def _events(http: httpx.AsyncClient, ref: str, kind: str) -> list[dict]:
-    response = await http.get("/v1/host/memory/events", params={"memoryRef": ref, "type": kind})
-    assert response.status_code == 200, response.text
-    return response.json()["events"]
-
-
 async def test_distillation_shape_budget_and_index_roundtrip(running_api) -> None:
     tenant = _tenant()
     ref = f"mem://{tenant}/agent-1"
@@ -128,7 +123,7 @@ async def test_distillation_shape_budget_and_index_roundtrip(running_api) -> Non
         assert answer["indexUpdated"] is True
         index = answer["indexFile"]
         assert index["path"] == "MEMORY-INDEX.json" and index["content"]["archiveCount"] >= 1
-        updates = await _events(http, ref, "workspace.updated")
+        updates = await memory_events(http, ref, "workspace.updated")
         assert {"path": "MEMORY-INDEX.json", "version": index["version"]} in [
             e["payload"] for e in updates
         ]
@@ -154,7 +149,7 @@ async def test_an_unmeetable_budget_fails_atomically_with_token_budget_exceeded(
         assert body["error"] == "token_budget_exceeded"
         assert body["details"]["budget"] == 1 and body["details"]["minimumRequired"] > 1
         assert "archiveChecksum" not in body
-        assert await _events(http, ref, "memory.compacted") == []
+        assert await memory_events(http, ref, "memory.compacted") == []
 
 
 async def test_the_same_sources_and_budget_give_a_byte_stable_archive(running_api) -> None:
@@ -251,7 +246,7 @@ async def test_a_commitment_fires_once_and_its_event_is_content_free(running_api
         assert answers[1]["event"] == event
         assert "intentionCanary" not in body  # only when asked for
         assert "Dana" not in json.dumps(event) and "contract" not in json.dumps(event)
-        fired = await _events(http, ref, "commitment.fired")
+        fired = await memory_events(http, ref, "commitment.fired")
         assert len(fired) == 1
         # Asked for, the intention is served at the top level, never on the event.
         canary = await http.post(

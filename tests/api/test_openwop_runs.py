@@ -3,27 +3,13 @@ variables stay in the store's run record, the history holds ids and counts."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from typing import Any
 
-import httpx
 from temporalio.testing import WorkflowEnvironment
 
 from runtime.history_audit import searchable_text
 from schemas.fixture_runs import fixture_run_workflow_id
-
-
-async def _run(http: httpx.AsyncClient, fixture: str) -> dict[str, Any]:
-    created = await http.post("/v1/runs", json={"workflowId": fixture})
-    assert created.status_code == 201, created.text
-    run_id = created.json()["runId"]
-    for _ in range(200):
-        snapshot = (await http.get(f"/v1/runs/{run_id}")).json()
-        if snapshot["status"] != "running":
-            return snapshot
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id} did not settle")
+from tests.support.openwop_http import settled_run
 
 
 async def test_no_fixture_text_reaches_the_runs_history(
@@ -31,7 +17,7 @@ async def test_no_fixture_text_reaches_the_runs_history(
 ) -> None:
     async with await running_api.client_for("runs" + uuid.uuid4().hex[:8]) as http:
         runs = [
-            await _run(http, fixture)
+            await settled_run(http, fixture)
             for fixture in (
                 "conformance-agent-memory-roundtrip",
                 "conformance-agent-memory-redaction",

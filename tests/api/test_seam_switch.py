@@ -6,19 +6,13 @@ from __future__ import annotations
 
 import uuid
 
-import httpx
+from tests.support.openwop_http import memory_events
 
 DISTILL = "/v1/host/sample/memory/distill"
 CONSOLIDATE = "/v1/host/sample/memory/consolidate"
 FIRE = "/v1/host/sample/commitment/fire"
 SEED = "/v1/test/memory/seed"
 COMPACT = "/v1/test/memory/compact"
-
-
-async def _events(http: httpx.AsyncClient, ref: str, kind: str) -> list[dict]:
-    response = await http.get("/v1/host/memory/events", params={"memoryRef": ref, "type": kind})
-    assert response.status_code == 200, response.text
-    return response.json()["events"]
 
 
 async def test_the_seams_answer_404_unless_an_operator_turns_them_on(running_api) -> None:
@@ -38,6 +32,6 @@ async def test_the_seams_answer_404_unless_an_operator_turns_them_on(running_api
                 response = await http.post(path, json=body)
                 assert response.status_code == 404, (path, response.text)
                 assert response.json()["error"] == "not_found"
-            assert await _events(http, "conformance-distill", "memory.compacted") == []
+            assert await memory_events(http, "conformance-distill", "memory.compacted") == []
     finally:
         services.settings = services.settings.model_copy(update={"test_seams": True})

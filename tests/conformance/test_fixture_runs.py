@@ -7,29 +7,15 @@ run is a 404."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
-
 from schemas.fixture_runs import FIXTURES
 from tests.conformance.conftest import Target
+from tests.support.openwop_http import settled_run
 
 REDACTED = re.compile(r"\[REDACTED:[^\]]+\]")
-
-
-async def _run(http: httpx.AsyncClient, fixture: str) -> dict[str, Any]:
-    created = await http.post("/v1/runs", json={"workflowId": fixture, "inputs": {}})
-    assert created.status_code == 201, created.text
-    run_id = created.json()["runId"]
-    for _ in range(200):  # the suite gives a run 10 s, polling every 250 ms
-        snapshot = (await http.get(f"/v1/runs/{run_id}")).json()
-        if snapshot["status"] in {"completed", "failed", "cancelled"}:
-            return snapshot
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id} of {fixture} did not settle: {snapshot}")
 
 
 def _entry_shape(entry: dict[str, Any]) -> None:
@@ -44,7 +30,7 @@ async def test_every_listed_fixture_runs_and_leaves_its_variables(target: Target
         listed = await public.get("/.well-known/openwop")
     assert set(listed.json()["fixtures"]) >= set(FIXTURES)
     async with target.client(target.key_a) as http:
-        runs = {fixture: await _run(http, fixture) for fixture in FIXTURES}
+        runs = {fixture: await settled_run(http, fixture) for fixture in FIXTURES}
     assert {f: r["status"] for f, r in runs.items()} == dict.fromkeys(FIXTURES, "completed"), runs
 
     roundtrip = runs["conformance-agent-memory-roundtrip"]["variables"]["memoryReadback"]
@@ -79,7 +65,7 @@ async def test_every_listed_fixture_runs_and_leaves_its_variables(target: Target
 
 async def test_the_noop_runs_write_is_attributed_with_memory_written(target: Target) -> None:
     async with target.client(target.key_a) as http:
-        run = await _run(http, "conformance-noop")
+        run = await settled_run(http, "conformance-noop")
         events = (await http.get(f"/v1/runs/{run['runId']}/events")).json()["events"]
     written = [e for e in events if e["type"] == "memory.written"]
     assert len(written) == 1
@@ -92,9 +78,9 @@ async def test_two_tenants_on_the_same_owner_ref_see_only_their_own(target: Targ
     """openwop.requirement.0004.memory-ref-one-tenant, the v2 witness's check."""
     fixture = "conformance-agent-memory-cross-tenant"
     async with target.client(target.key_a) as a:
-        first = (await _run(a, fixture))["variables"]
+        first = (await settled_run(a, fixture))["variables"]
     async with target.client(target.key_b) as b:
-        second = (await _run(b, fixture))["variables"]
+        second = (await settled_run(b, fixture))["variables"]
     assert first["ownerEntryId"] != second["ownerEntryId"]
     a_ids = {e["id"] for e in first["ownerProbe"]}
     b_ids = {e["id"] for e in second["ownerProbe"]}
@@ -104,7 +90,7 @@ async def test_two_tenants_on_the_same_owner_ref_see_only_their_own(target: Targ
 
 async def test_another_tenants_run_and_an_unknown_fixture_are_404(target: Target) -> None:
     async with target.client(target.key_a) as a:
-        run = await _run(a, "conformance-noop")
+        run = await settled_run(a, "conformance-noop")
         unknown = await a.post("/v1/runs", json={"workflowId": "no-such-fixture"})
         assert unknown.status_code == 404 and unknown.json()["error"] == "not_found"
         bad = await a.post("/v1/runs", json={"inputs": {}})

@@ -10,21 +10,14 @@ from __future__ import annotations
 
 import json
 
-import httpx
-
 from tests.conformance.conftest import Target
+from tests.support.openwop_http import memory_events
 
 DISTILL = "/v1/host/sample/memory/distill"
 CONSOLIDATE = "/v1/host/sample/memory/consolidate"
 FIRE = "/v1/host/sample/commitment/fire"
 DISTILL_CANARY = "sk-canary-rfc0062-do-not-leak-qrs456"
 DISTILLATION_KEYS = {"tokenBudget", "tokensUsed", "indexUpdated"}
-
-
-async def _events(http: httpx.AsyncClient, ref: str, kind: str) -> list[dict]:
-    response = await http.get("/v1/host/memory/events", params={"memoryRef": ref, "type": kind})
-    assert response.status_code == 200, response.text
-    return response.json()["events"]
 
 
 async def test_the_distill_seam_answers_the_suites_requests(target: Target) -> None:
@@ -46,7 +39,7 @@ async def test_the_distill_seam_answers_the_suites_requests(target: Target) -> N
         assert body["error"] == "token_budget_exceeded"
         assert body["details"]["budget"] == 1 and body["details"]["minimumRequired"] > 1
         assert "archiveChecksum" not in body
-        archives_after_refusal = await _events(http, ref, "memory.compacted")
+        archives_after_refusal = await memory_events(http, ref, "memory.compacted")
 
         stable = [
             await http.post(
@@ -137,8 +130,8 @@ async def test_opaque_refs_resolve_within_the_callers_tenant(target: Target) -> 
         tenant_a = own.split("/")[2]
         canonical = f"mem://{tenant_a}/conformance/agent-memory-cti"
         # A's own canonical ref is the same memory as the opaque one.
-        assert await _events(http_a, canonical, "memory.compacted")
+        assert await memory_events(http_a, canonical, "memory.compacted")
     async with target.client(target.key_b) as http_b:
         for ref in [*refs, canonical]:
             # B sees nothing of A's under any of the refs A wrote.
-            assert await _events(http_b, ref, "memory.compacted") == []
+            assert await memory_events(http_b, ref, "memory.compacted") == []
