@@ -276,5 +276,10 @@ async def run_fixture(
         run.outcome.status = "failed"
         run.outcome.error = {"error": failure.code, "message": str(failure)}
     final = "run.completed" if run.outcome.status == "completed" else "run.failed"
-    run.outcome.events.append(RunEvent(final, {"runId": run_id, "status": run.outcome.status}))
+    # run.completed carries the run's outputs (openwop events.md); a fixture's are its
+    # variables, read from the run itself.
+    payload: dict[str, Any] = {"runId": run_id, "status": run.outcome.status}
+    if final == "run.completed":
+        payload["outputs"] = {}
+    run.outcome.events.append(RunEvent(final, payload))
     return run.outcome

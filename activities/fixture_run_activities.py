@@ -35,22 +35,33 @@ class FixtureRunActivities:
             )
         record = await runs.get(tenant, request.run_id)
         if record is not None and record.status != "running":
-            # A retry after the outcome was recorded: the run happened once.
-            return RunFixtureResult(
-                run_id=request.run_id,
-                status=record.status,
-                variables=len(record.variables),
-                events=len(await runs.events(tenant, request.run_id) or []),
-                error_code=(record.error or {}).get("error"),
-            )
+            # A retry after the outcome was recorded, or a run cancelled meanwhile: the
+            # run happened (or ended) once.
+            return await self._recorded(tenant, request.run_id)
         outcome = await run_fixture(self.store, tenant, request.run_id, request.fixture)
-        await runs.finish(tenant, request.run_id, outcome)
+        if not await runs.finish(tenant, request.run_id, outcome):
+            return await self._recorded(tenant, request.run_id)
         return RunFixtureResult(
             run_id=request.run_id,
             status=outcome.status,
             variables=len(outcome.variables),
             events=len(outcome.events),
             error_code=(outcome.error or {}).get("error"),
+        )
+
+    async def _recorded(self, tenant: str, run_id: str) -> RunFixtureResult:
+        runs = self.store.fixture_runs
+        record = await runs.get(tenant, run_id)
+        if record is None:
+            raise ApplicationError(
+                "no such run", type=ErrorCode.NOT_FOUND.value, non_retryable=True
+            )
+        return RunFixtureResult(
+            run_id=run_id,
+            status=record.status,
+            variables=len(record.variables),
+            events=len(await runs.events_after(tenant, run_id) or []),
+            error_code=(record.error or {}).get("error"),
         )
 
     def all(self) -> list[Callable[..., Any]]:

@@ -11,11 +11,15 @@ from api.body_limit import MAX_BODY_BYTES, BodyLimit
 from api.codec_server import codec_app
 from api.errors import install_error_handlers
 from api.services import ApiServices
+from api.wire_version import WireVersion
 
 DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
 
-* openwop: `GET /.well-known/openwop` (public), `GET /v1/agents`, and the sample seams
-  under `/v1/host/sample/`.
+* openwop, on two majors through the same handlers: v1 under `/v1/` (`/v1/agents`,
+  `/v1/runs`, the sample seams under `/v1/host/sample/`) and v2 unprefixed (`/agents`,
+  `/runs`, the seams under `/conformance/seams/sample/`), negotiated with the
+  `OpenWOP-Version` header; `GET /.well-known/openwop` (public) answers in the major
+  the header asks for (v1 without one).
 * OpenIntent RFC-0015 memory REST under `/api/v1/`.
 * Commitments (host extension): `/v1/host/commitments` (list, show, confirm, cancel)
   and `/v1/host/commitment-settings`.
@@ -46,11 +50,18 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     app.state.key_cache = _KeyCache()
     install_error_handlers(app)
     app.include_router(openwop_routes.router)
-    app.include_router(seams.router)
+    # One set of handlers per surface, on both openwop majors (api/wire_version.py):
+    # v1 under /v1, v2 unprefixed, and the seams where each major's suite looks.
+    for prefix in ("/v1", ""):
+        app.include_router(openwop_routes.agents_router, prefix=prefix)
+        app.include_router(run_routes.router, prefix=prefix)
+    app.include_router(seams.router, prefix="/v1/host/sample")
+    app.include_router(seams.router, prefix="/conformance/seams/sample")
     app.include_router(compaction_seam.router)
     app.include_router(openintent_routes.router)
     app.include_router(commitment_routes.router)
-    app.include_router(run_routes.router)
     app.mount("/codec", codec_app(api, app.state.key_cache))
     app.add_middleware(BodyLimit, limit=max_body_bytes)
+    # Outermost: a request's major is settled before anything answers it.
+    app.add_middleware(WireVersion)
     return app

@@ -6,12 +6,14 @@ costs no extra round trip under load; a revoked key stops working within that ti
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
 from api.errors import ApiError
 from api.services import ApiServices, services
+from memory.api_keys import key_id_of
 
 CACHE_S = 2.0
 _MAX_CACHED = 10_000
@@ -62,5 +64,24 @@ async def tenant(
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """An authenticated caller: the key's tenant and the key's public id."""
+
+    tenant: str
+    key_id: str
+
+
+async def caller(
+    resolved: Annotated[str, Depends(tenant)],
+    x_api_key: Annotated[str | None, Header(include_in_schema=False)] = None,
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> Caller:
+    # Authenticated already (the dependency above), so the key is well formed.
+    key = _presented_key(x_api_key, authorization) or ""
+    return Caller(resolved, key_id_of(key) or "unknown")
+
+
 Tenant = Annotated[str, Depends(tenant)]
+CallerIdentity = Annotated[Caller, Depends(caller)]
 Api = Annotated[ApiServices, Depends(services)]

@@ -4,6 +4,7 @@ the live state (api/probe.py) and the host's real limits."""
 from __future__ import annotations
 
 from api.probe import LiveState
+from api.wire_version import PREFERRED_VERSION, PROTOCOL_VERSIONS
 from schemas.capabilities import (
     ARCHIVE_RETENTION_ISO,
     MAX_TOKEN_BUDGET,
@@ -68,6 +69,8 @@ def discovery_document(
     dimensions = satisfied_dimensions(state)
     profiles = ("openwop-memory",) if store else ()
     return DiscoveryDocument(
+        protocol_versions=PROTOCOL_VERSIONS,
+        preferred_version=PREFERRED_VERSION,
         host=HostInfo(name=HOST_NAME, version=HOST_VERSION, task_queue=task_queue),
         fixtures=FIXTURES if workflows else (),
         memory=MemoryCapabilities(

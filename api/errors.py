@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from api.wire_version import wire_major
 from schemas.errors import (
     CapacityExceeded,
     ErrorCode,
@@ -27,6 +28,36 @@ from schemas.errors import (
 )
 
 log = logging.getLogger("agent_memory.api")
+
+# v2's error codes are a closed registry (spec/v2/errors.json) or ``<org>.<code>``:
+# ours that have a registered twin take it (with its status), the rest go out
+# vendor-prefixed.
+V2_REGISTERED: dict[str, tuple[str, int | None]] = {
+    "invalid_input": ("validation_error", 400),
+    "invalid_memory_ref": ("validation_error", 400),
+    "validation_error": ("validation_error", 400),
+    "unauthorized": ("unauthenticated", 401),
+    "internal_error": ("internal_error", 500),
+    "invalid_argument": ("validation_error", 400),
+    "not_found": ("not_found", None),
+    "forbidden": ("forbidden", None),
+    "token_budget_exceeded": ("token_budget_exceeded", None),
+    "id_tenant_mismatch": ("id_tenant_mismatch", None),
+    "run_terminal": ("run_terminal", None),
+    "unsupported_stream_mode": ("unsupported_stream_mode", None),
+    "protocol_version_unsupported": ("protocol_version_unsupported", None),
+    "protocol_version_mismatch": ("protocol_version_mismatch", None),
+}
+V2_VENDOR = "agent-memory-temporal"
+
+
+def v2_code(status: int, code: str) -> tuple[int, str]:
+    registered = V2_REGISTERED.get(code)
+    if registered is None:
+        return status, f"{V2_VENDOR}.{code}"
+    name, fixed_status = registered
+    return fixed_status or status, name
+
 
 # Where each error code lands, whether a store call raised it or a workflow's activity
 # reported it. Anything not listed is a refusal (409); see status_of.
@@ -66,11 +97,22 @@ def not_found(what: str = "resource") -> ApiError:
     return ApiError(404, ErrorCode.NOT_FOUND.value, f"no such {what}")
 
 
-def envelope(status: int, code: str, message: str, **details: Any) -> JSONResponse:
+def envelope(
+    status: int, code: str, message: str, *, major: int | None = None, **details: Any
+) -> JSONResponse:
+    """The error body. On the v2 wire the envelope is closed (``{error, message,
+    details?}``, a registered code or a vendor one): details move under ``details``."""
+    if major == 2:
+        status, code = v2_code(status, code)
+        body: dict[str, Any] = {"error": code, "message": message}
+        nested = dict(details.pop("details", None) or {})
+        if details or nested:
+            body["details"] = {**details, **nested}
+        return JSONResponse(body, status_code=status)
     return JSONResponse({"error": code, "message": message, **details}, status_code=status)
 
 
-def _memory_error(error: MemoryError_) -> JSONResponse:
+def _memory_error(error: MemoryError_, major: int | None) -> JSONResponse:
     details: dict[str, Any] = dict(error.details())
     message = str(error)
     if isinstance(error, VersionConflict):
@@ -86,7 +128,7 @@ def _memory_error(error: MemoryError_) -> JSONResponse:
     elif isinstance(error, InvalidInput):
         details = {"field": error.field}
     status = status_of(error.code)
-    return envelope(status, error.code.value, message, **details)
+    return envelope(status, error.code.value, message, major=major, **details)
 
 
 def _field(location: tuple[Any, ...]) -> str:
@@ -99,7 +141,7 @@ def _field(location: tuple[Any, ...]) -> str:
     return ".".join(parts) or "body"
 
 
-def _validation_error(error: RequestValidationError) -> JSONResponse:
+def _validation_error(error: RequestValidationError, major: int | None) -> JSONResponse:
     problems = [
         {"field": _field(tuple(problem.get("loc", ()))), "message": problem.get("msg", "")}
         for problem in error.errors()
@@ -109,6 +151,7 @@ def _validation_error(error: RequestValidationError) -> JSONResponse:
         422,
         ErrorCode.INVALID_INPUT.value,
         f"{first['field']}: {first['message']}",
+        major=major,
         field=first["field"],
         errors=problems,
     )
@@ -116,34 +159,46 @@ def _validation_error(error: RequestValidationError) -> JSONResponse:
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
-    async def api_error(_: Request, error: ApiError) -> JSONResponse:
-        return envelope(error.status, error.code, error.message, **error.details)
+    async def api_error(request: Request, error: ApiError) -> JSONResponse:
+        return envelope(
+            error.status, error.code, error.message, major=wire_major(request), **error.details
+        )
 
     @app.exception_handler(MemoryError_)
-    async def memory_error(_: Request, error: MemoryError_) -> JSONResponse:
-        return _memory_error(error)
+    async def memory_error(request: Request, error: MemoryError_) -> JSONResponse:
+        return _memory_error(error, wire_major(request))
 
     @app.exception_handler(RequestValidationError)
-    async def validation_error(_: Request, error: RequestValidationError) -> JSONResponse:
-        return _validation_error(error)
+    async def validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
+        return _validation_error(error, wire_major(request))
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
-        return envelope(error.status_code, code, str(error.detail))
+        return envelope(error.status_code, code, str(error.detail), major=wire_major(request))
 
     @app.exception_handler(DBAPIError)
-    async def database_error(_: Request, error: DBAPIError) -> JSONResponse:
+    async def database_error(request: Request, error: DBAPIError) -> JSONResponse:
         log.warning("database error: %s", type(error.orig).__name__)
-        return envelope(503, ErrorCode.STORE_UNAVAILABLE.value, "the memory store is unavailable")
+        return envelope(
+            503,
+            ErrorCode.STORE_UNAVAILABLE.value,
+            "the memory store is unavailable",
+            major=wire_major(request),
+        )
 
     @app.exception_handler(OSError)
-    async def os_error(_: Request, error: OSError) -> JSONResponse:
+    async def os_error(request: Request, error: OSError) -> JSONResponse:
         log.warning("service unreachable: %s", type(error).__name__)
-        return envelope(503, ErrorCode.STORE_UNAVAILABLE.value, "a backing service is unreachable")
+        return envelope(
+            503,
+            ErrorCode.STORE_UNAVAILABLE.value,
+            "a backing service is unreachable",
+            major=wire_major(request),
+        )
 
     @app.exception_handler(Exception)
-    async def unexpected(_: Request, error: Exception) -> JSONResponse:
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
         # The type only: an exception's text may quote a value it was handed.
         log.error("unexpected %s", type(error).__name__)
-        return envelope(500, ErrorCode.INTERNAL.value, "internal error")
+        return envelope(500, ErrorCode.INTERNAL.value, "internal error", major=wire_major(request))

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from api.auth import Api, Tenant
 from api.discovery import discovery_document, satisfied_dimensions
-from api.errors import ApiError
+from api.discovery_v2 import discovery_document_v2
+from api.errors import ApiError, not_found
+from api.services import ApiServices
 from api.tenancy import owned_ref
+from api.wire_version import wire_major
 from memory.agent_manifests import KnownAgent
 from memory.tokens import count_tokens
 from schemas.capabilities import TOKENIZER_NAME
@@ -22,11 +25,14 @@ from schemas.discovery import (
     MemoryDimension,
     degraded_dimensions,
 )
+from schemas.discovery_v2 import DiscoveryDocumentV2
 from schemas.errors import ErrorCode
 from schemas.memory_entry import MemoryListOptions
 from schemas.memory_ref import MemoryRef, parse_segment
 
 router = APIRouter()
+# Mounted on both majors: /v1/agents (v1) and /agents (v2).
+agents_router = APIRouter()
 # openwop shapes go out camelCase, and optional fields are absent rather than null (an
 # absent memoryDegraded means "satisfied", RFC 0080 §C-1).
 WIRE_SHAPED: dict[str, Any] = {
@@ -38,17 +44,19 @@ WIRE_SHAPED: dict[str, Any] = {
 
 @router.get(
     "/.well-known/openwop",
-    response_model=DiscoveryDocument,
+    response_model=DiscoveryDocument | DiscoveryDocumentV2,
     **WIRE_SHAPED,
-    summary="Discovery document, computed from the live state (no credentials)",
+    summary="Discovery document, computed from the live state (no credentials); "
+    "OpenWOP-Version: 2 gets the v2 representation",
 )
-async def discovery(api: Api) -> DiscoveryDocument:
+async def discovery(api: Api, request: Request) -> DiscoveryDocument | DiscoveryDocumentV2:
     state = await api.probe.state()
-    return discovery_document(
+    v1 = discovery_document(
         state,
         task_queue=api.settings.task_queue,
         max_entry_bytes=api.store.limits.max_content_bytes,
     )
+    return discovery_document_v2(v1) if wire_major(request) == 2 else v1
 
 
 def _entry(
@@ -65,13 +73,35 @@ def _entry(
     )
 
 
-@router.get(
-    "/v1/agents",
+@agents_router.get(
+    "/agents",
     response_model=AgentInventory,
     **WIRE_SHAPED,
     summary="Agent inventory with memoryDegraded / degradedMemoryDimensions (RFC 0080 §C)",
 )
 async def agents(api: Api, tenant: Tenant) -> AgentInventory:
+    known, satisfied = await _inventory(api, tenant)
+    return AgentInventory(agents=tuple(_entry(tenant, agent, satisfied) for agent in known))
+
+
+@agents_router.get(
+    "/agents/{agent_id}",
+    response_model=AgentInventoryEntry,
+    **WIRE_SHAPED,
+    summary="One agent's inventory entry (404 when this tenant registered none by that id)",
+)
+async def agent(agent_id: str, api: Api, tenant: Tenant) -> AgentInventoryEntry:
+    agent_id = parse_segment(agent_id, "agentId")
+    known, satisfied = await _inventory(api, tenant)
+    for candidate in known:
+        if candidate.agent_id == agent_id:
+            return _entry(tenant, candidate, satisfied)
+    raise not_found("agent")
+
+
+async def _inventory(
+    api: ApiServices, tenant: str
+) -> tuple[list[KnownAgent], dict[MemoryDimension, bool]]:
     state = await api.probe.state()
     # When the database goes away the last inventory read is still served, with every
     # agent's unmet dimensions stamped (RFC 0080 §C-2: degraded must be observable).
@@ -86,12 +116,11 @@ async def agents(api: Api, tenant: Tenant) -> AgentInventory:
             ErrorCode.STORE_UNAVAILABLE.value,
             "the memory store is unavailable and this tenant's inventory was never read",
         )
-    satisfied = satisfied_dimensions(state)
-    return AgentInventory(agents=tuple(_entry(tenant, agent, satisfied) for agent in known))
+    return list(known), satisfied_dimensions(state)
 
 
-@router.put(
-    "/v1/agents/{agent_id}",
+@agents_router.put(
+    "/agents/{agent_id}",
     response_model=AgentInventoryEntry,
     **WIRE_SHAPED,
     summary="Register an agent's manifest memoryShape (host extension)",

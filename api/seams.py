@@ -58,9 +58,7 @@ def seams_enabled(api: Api) -> None:
         raise not_found("route")
 
 
-router = APIRouter(
-    prefix="/v1/host/sample", tags=["openwop seams"], dependencies=[Depends(seams_enabled)]
-)
+router = APIRouter(tags=["openwop seams"], dependencies=[Depends(seams_enabled)])
 
 MAX_SEED_SOURCES = 200
 FIRE_WAIT_S = 30.0

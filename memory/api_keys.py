@@ -50,6 +50,12 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("ascii")).hexdigest()
 
 
+def key_id_of(key: str) -> str | None:
+    """The public id of a presented key (the part ``keys list`` shows), if well formed."""
+    parts = _split(key)
+    return parts[0] if parts else None
+
+
 def _split(key: str) -> tuple[str, str] | None:
     if not key.startswith(PREFIX):
         return None

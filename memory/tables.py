@@ -333,6 +333,8 @@ fixture_runs = Table(
     Column("run_id", Text, primary_key=True),
     Column("tenant", Text, nullable=False),
     Column("fixture", Text, nullable=False),
+    # The key that started the run (its public id; null for runs from before 0016).
+    Column("subject_id", Text),
     Column("status", Text, nullable=False),
     Column("variables", JSONB, nullable=False),
     Column("error", JSONB),

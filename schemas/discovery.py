@@ -123,6 +123,9 @@ class DiscoveryDocument(WireModel):
     the hosts that graduated RFC 0068 and RFC 0080 serve them."""
 
     protocol: Literal["openwop"] = "openwop"
+    # Both majors this host serves (OpenWOP-Version: 2 gets the v2 representation).
+    protocol_versions: tuple[str, ...]
+    preferred_version: str
     host: HostInfo
     # The conformance fixtures POST /v1/runs can run (contract §2.1), each for real.
     fixtures: tuple[str, ...] = ()

@@ -33,7 +33,13 @@ def _load_extensions() -> None:
     # matter which module ran first.
     import importlib
 
-    for module in ("schemas.workflow_io", "schemas.discovery", "schemas.fixture_runs"):
+    for module in (
+        "schemas.workflow_io",
+        "schemas.discovery",
+        "schemas.discovery_v2",
+        "schemas.fixture_runs",
+        "schemas.run_wire",
+    ):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as error:

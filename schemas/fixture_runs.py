@@ -32,6 +32,8 @@ FixtureId = Literal[
     "conformance-agent-memory-injection-budget",
 ]
 RunStatus = Literal["running", "completed", "failed", "cancelled"]
+# GET /runs pages at most this many (discovery v2 runList.maxPageSize).
+MAX_RUN_PAGE = 100
 RunId = str
 
 

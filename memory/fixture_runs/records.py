@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory import tables
@@ -47,10 +47,21 @@ class RunEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class LoggedEvent:
+    """An event as the log holds it: its place (from 0) and when it was written."""
+
+    sequence: int
+    type: str
+    payload: dict[str, Any]
+    occurred_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     run_id: str
     tenant: str
     fixture: str
+    subject_id: str | None
     status: str
     variables: dict[str, Any]
     error: dict[str, Any] | None
@@ -73,7 +84,8 @@ class FixtureRuns:
         self.engine = engine
         self.now = clock
 
-    async def create(self, tenant: str, fixture: str) -> str:
+    async def create(self, tenant: str, fixture: str, subject_id: str | None = None) -> str:
+        """Record a run and its ``run.started`` (sequence 0) in one transaction."""
         run_id = new_run_id()
         now = self.now()
         async with self.engine.begin() as connection:
@@ -82,12 +94,14 @@ class FixtureRuns:
                     run_id=run_id,
                     tenant=tenant,
                     fixture=fixture,
+                    subject_id=subject_id,
                     status="running",
                     variables={},
                     created_at=now,
                     updated_at=now,
                 )
             )
+            await _append(connection, run_id, [RunEvent("run.started", {"runId": run_id})], now)
         return run_id
 
     async def get(self, tenant: str, run_id: str) -> RunRecord | None:
@@ -101,29 +115,64 @@ class FixtureRuns:
             ).first()
         if row is None:
             return None
-        return RunRecord(
-            row.run_id,
-            row.tenant,
-            row.fixture,
-            row.status,
-            dict(row.variables),
-            row.error,
-            row.created_at,
-            row.updated_at,
-        )
+        return _record(row)
 
-    async def tenant_of(self, run_id: str) -> str | None:
-        """For the worker, which runs a run by its id alone (the id is random and only
-        the API that created it hands it on): the one look-up across tenants."""
-        query = (
-            select(R.c.tenant)
-            .where(R.c.run_id == run_id)
-            .execution_options(**all_tenants("a fixture run's tenant by its id, for the worker"))
-        )
+    async def page(
+        self,
+        tenant: str,
+        *,
+        limit: int,
+        after: tuple[datetime, str] | None = None,
+        fixture: str | None = None,
+        status: str | None = None,
+    ) -> list[RunRecord]:
+        """The tenant's runs, newest first, after the keyset position ``after``
+        (created_at, run_id) of the previous page's last run."""
+        query = select(R).where(tenant_scoped(R, tenant))
+        if fixture is not None:
+            query = query.where(R.c.fixture == fixture)
+        if status is not None:
+            query = query.where(R.c.status == status)
+        if after is not None:
+            at, run_id = after
+            query = query.where(
+                or_(R.c.created_at < at, and_(R.c.created_at == at, R.c.run_id < run_id))
+            )
+        query = query.order_by(R.c.created_at.desc(), R.c.run_id.desc()).limit(limit)
         async with self.engine.connect() as connection:
-            return (await connection.execute(query)).scalar_one_or_none()
+            return [_record(row) for row in (await connection.execute(query)).all()]
 
-    async def events(self, tenant: str, run_id: str) -> list[RunEvent] | None:
+    async def cancel(self, tenant: str, run_id: str) -> bool | None:
+        """Cancel a running run: its status and ``run.cancelled`` in one transaction.
+        True when this call cancelled it, False when it had already ended (cancelled
+        before, or finished), None when the tenant has no such run. The row lock orders
+        this against ``finish``: whichever updates first wins, the other changes
+        nothing."""
+        if not possible_run_id(run_id):
+            return None
+        now = self.now()
+        async with self.engine.begin() as connection:
+            done = await connection.execute(
+                update(R)
+                .where(tenant_scoped(R, tenant), R.c.run_id == run_id, R.c.status == "running")
+                .values(status="cancelled", updated_at=now)
+            )
+            if done.rowcount == 1:
+                event = RunEvent("run.cancelled", {"runId": run_id, "status": "cancelled"})
+                await _append(connection, run_id, [event], now)
+                return True
+            exists = (
+                await connection.execute(
+                    select(R.c.run_id).where(tenant_scoped(R, tenant), R.c.run_id == run_id)
+                )
+            ).first()
+        return False if exists is not None else None
+
+    async def events_after(
+        self, tenant: str, run_id: str, after_sequence: int = -1
+    ) -> list[LoggedEvent] | None:
+        """The run's events with a sequence above ``after_sequence``, in order; None when
+        the tenant has no such run."""
         if not possible_run_id(run_id):
             return None
         async with self.engine.connect() as connection:
@@ -136,10 +185,23 @@ class FixtureRuns:
                 return None
             rows = (
                 await connection.execute(
-                    select(V.c.type, V.c.payload).where(V.c.run_id == run_id).order_by(V.c.seq)
+                    select(V)
+                    .where(V.c.run_id == run_id, V.c.seq > after_sequence)
+                    .order_by(V.c.seq)
                 )
             ).all()
-        return [RunEvent(row.type, dict(row.payload)) for row in rows]
+        return [LoggedEvent(row.seq, row.type, dict(row.payload), row.occurred_at) for row in rows]
+
+    async def tenant_of(self, run_id: str) -> str | None:
+        """For the worker, which runs a run by its id alone (the id is random and only
+        the API that created it hands it on): the one look-up across tenants."""
+        query = (
+            select(R.c.tenant)
+            .where(R.c.run_id == run_id)
+            .execution_options(**all_tenants("a fixture run's tenant by its id, for the worker"))
+        )
+        async with self.engine.connect() as connection:
+            return (await connection.execute(query)).scalar_one_or_none()
 
     async def finish(self, tenant: str, run_id: str, outcome: FixtureOutcome) -> bool:
         """Record the outcome and the events in one transaction, once: a retried
@@ -163,17 +225,38 @@ class FixtureRuns:
 
 
 async def _append(connection: Any, run_id: str, events: Sequence[RunEvent], now: datetime) -> None:
-    if events:
-        await connection.execute(
-            insert(V),
-            [
-                {
-                    "run_id": run_id,
-                    "seq": n,
-                    "type": e.type,
-                    "payload": e.payload,
-                    "occurred_at": now,
-                }
-                for n, e in enumerate(events, start=1)
-            ],
-        )
+    """Append after the run's last event (sequences from 0). Callers hold the run row's
+    lock (they updated it in this transaction), so two appends never race."""
+    if not events:
+        return
+    last = (
+        await connection.execute(select(func.max(V.c.seq)).where(V.c.run_id == run_id))
+    ).scalar_one_or_none()
+    start = -1 if last is None else int(last)
+    await connection.execute(
+        insert(V),
+        [
+            {
+                "run_id": run_id,
+                "seq": start + n,
+                "type": e.type,
+                "payload": e.payload,
+                "occurred_at": now,
+            }
+            for n, e in enumerate(events, start=1)
+        ],
+    )
+
+
+def _record(row: Any) -> RunRecord:
+    return RunRecord(
+        row.run_id,
+        row.tenant,
+        row.fixture,
+        row.subject_id,
+        row.status,
+        dict(row.variables),
+        row.error,
+        row.created_at,
+        row.updated_at,
+    )

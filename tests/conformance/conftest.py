@@ -26,6 +26,36 @@ TIMEOUT_S = 60
 
 
 @dataclass(frozen=True)
+class Wire:
+    """One openwop major as its suite speaks it: v1 under /v1 with no version header, v2
+    unprefixed with ``OpenWOP-Version: 2.0`` (the v2 driver moves /v1/host/sample/ to
+    /conformance/seams/sample/ and leaves the bodies alone)."""
+
+    major: int
+
+    @property
+    def seams(self) -> str:
+        return "/v1/host/sample" if self.major == 1 else "/conformance/seams/sample"
+
+    @property
+    def runs(self) -> str:
+        return "/v1/runs" if self.major == 1 else "/runs"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {} if self.major == 1 else {"OpenWOP-Version": "2.0"}
+
+
+V1, V2 = Wire(1), Wire(2)
+
+
+@pytest.fixture(params=[V1, V2], ids=["v1", "v2"])
+def wire(request: pytest.FixtureRequest) -> Wire:
+    chosen: Wire = request.param
+    return chosen
+
+
+@dataclass(frozen=True)
 class Target:
     """Where the scenarios run, with one key per tenant."""
 
@@ -34,8 +64,8 @@ class Target:
     key_b: str
     external: bool
 
-    def client(self, key: str | None = None) -> httpx.AsyncClient:
-        headers = {"Accept": "application/json"}
+    def client(self, key: str | None = None, wire: Wire = V1) -> httpx.AsyncClient:
+        headers = {"Accept": "application/json", **wire.headers}
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
         return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=TIMEOUT_S)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from schemas.fixture_runs import FIXTURES
-from tests.conformance.conftest import Target
+from tests.conformance.conftest import Target, Wire
 from tests.support.openwop_http import settled_run
 
 REDACTED = re.compile(r"\[REDACTED:[^\]]+\]")
@@ -74,13 +74,21 @@ async def test_the_noop_runs_write_is_attributed_with_memory_written(target: Tar
     assert set(payload) <= {"memoryRef", "memoryId", "nodeId", "agentId", "tags"}
 
 
-async def test_two_tenants_on_the_same_owner_ref_see_only_their_own(target: Target) -> None:
-    """openwop.requirement.0004.memory-ref-one-tenant, the v2 witness's check."""
+async def test_two_tenants_on_the_same_owner_ref_see_only_their_own(
+    target: Target, wire: Wire
+) -> None:
+    """openwop.requirement.0004.memory-ref-one-tenant: the v2 witness (suite 2.45.3),
+    and the same check over v1. Under v2 the run ids are tenant-bound, and the two
+    tenants' segments differ (the witness's same-tenant detection)."""
     fixture = "conformance-agent-memory-cross-tenant"
-    async with target.client(target.key_a) as a:
-        first = (await settled_run(a, fixture))["variables"]
-    async with target.client(target.key_b) as b:
-        second = (await settled_run(b, fixture))["variables"]
+    async with target.client(target.key_a, wire) as a:
+        run_a = await settled_run(a, fixture, wire.runs)
+    async with target.client(target.key_b, wire) as b:
+        run_b = await settled_run(b, fixture, wire.runs)
+    first, second = run_a["variables"], run_b["variables"]
+    if wire.major == 2:
+        segments = {run["runId"].partition("/")[0] for run in (run_a, run_b)}
+        assert len(segments) == 2 and all("/" in run["runId"] for run in (run_a, run_b))
     assert first["ownerEntryId"] != second["ownerEntryId"]
     a_ids = {e["id"] for e in first["ownerProbe"]}
     b_ids = {e["id"] for e in second["ownerProbe"]}

@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import json
 
-from tests.conformance.conftest import Target
+from tests.conformance.conftest import Target, Wire
 from tests.support.openwop_http import memory_events
 
-DISTILL = "/v1/host/sample/memory/distill"
-CONSOLIDATE = "/v1/host/sample/memory/consolidate"
-FIRE = "/v1/host/sample/commitment/fire"
+DISTILL = "/memory/distill"
+CONSOLIDATE = "/memory/consolidate"
+FIRE = "/commitment/fire"
 DISTILL_CANARY = "sk-canary-rfc0062-do-not-leak-qrs456"
 DISTILLATION_KEYS = {"tokenBudget", "tokensUsed", "indexUpdated"}
 
 
-async def test_the_distill_seam_answers_the_suites_requests(target: Target) -> None:
+async def test_the_distill_seam_answers_the_suites_requests(target: Target, wire: Wire) -> None:
     ref = "conformance-distill"  # bare, as the suite sends it
-    async with target.client(target.key_a) as http:
-        ok = await http.post(DISTILL, json={"memoryRef": ref, "tokenBudget": 8000})
+    async with target.client(target.key_a, wire) as http:
+        ok = await http.post(wire.seams + DISTILL, json={"memoryRef": ref, "tokenBudget": 8000})
         assert ok.status_code == 200, ok.text
         event = ok.json()["event"]
         assert "payload" not in event and event["type"] == "memory.compacted"
@@ -33,7 +33,7 @@ async def test_the_distill_seam_answers_the_suites_requests(target: Target) -> N
         assert ok.json()["archiveChecksum"]
 
         # Asked again with no sources and a budget nothing fits in: refused, atomically.
-        refused = await http.post(DISTILL, json={"memoryRef": ref, "tokenBudget": 1})
+        refused = await http.post(wire.seams + DISTILL, json={"memoryRef": ref, "tokenBudget": 1})
         assert refused.status_code == 422, refused.text
         body = refused.json()
         assert body["error"] == "token_budget_exceeded"
@@ -43,7 +43,8 @@ async def test_the_distill_seam_answers_the_suites_requests(target: Target) -> N
 
         stable = [
             await http.post(
-                DISTILL, json={"memoryRef": ref, "tokenBudget": 8000, "sources": ["s1", "s2", "s3"]}
+                wire.seams + DISTILL,
+                json={"memoryRef": ref, "tokenBudget": 8000, "sources": ["s1", "s2", "s3"]},
             )
             for _ in range(2)
         ]
@@ -51,13 +52,13 @@ async def test_the_distill_seam_answers_the_suites_requests(target: Target) -> N
         assert stable[0].json()["archiveChecksum"] == stable[1].json()["archiveChecksum"]
 
         indexed = await http.post(
-            DISTILL, json={"memoryRef": ref, "tokenBudget": 8000, "indexEmitted": True}
+            wire.seams + DISTILL, json={"memoryRef": ref, "tokenBudget": 8000, "indexEmitted": True}
         )
         assert indexed.status_code == 200, indexed.text
         assert indexed.json()["indexUpdated"] is True and indexed.json()["indexFile"]
 
         canary = await http.post(
-            DISTILL,
+            wire.seams + DISTILL,
             json={
                 "memoryRef": ref,
                 "tokenBudget": 8000,
@@ -72,11 +73,15 @@ async def test_the_distill_seam_answers_the_suites_requests(target: Target) -> N
     assert archives_after_refusal[-1]["payload"]["outputId"] == first_output
 
 
-async def test_the_consolidate_seam_reports_counts_on_every_call(target: Target) -> None:
+async def test_the_consolidate_seam_reports_counts_on_every_call(
+    target: Target, wire: Wire
+) -> None:
     ref = "mem://conformance/consolidation"  # URI-looking, naming a tenant that is not ours
-    async with target.client(target.key_a) as http:
-        first = await http.post(CONSOLIDATE, json={"memoryRef": ref, "includeSecretCanary": True})
-        second = await http.post(CONSOLIDATE, json={"memoryRef": ref})
+    async with target.client(target.key_a, wire) as http:
+        first = await http.post(
+            wire.seams + CONSOLIDATE, json={"memoryRef": ref, "includeSecretCanary": True}
+        )
+        second = await http.post(wire.seams + CONSOLIDATE, json={"memoryRef": ref})
         assert (first.status_code, second.status_code) == (200, 200), first.text + second.text
         for answer in (first.json(), second.json()):
             event = answer["event"]
@@ -91,12 +96,14 @@ async def test_the_consolidate_seam_reports_counts_on_every_call(target: Target)
         assert again["inputCount"] == again["outputCount"]
 
 
-async def test_the_fire_seam_takes_condition_and_the_intention_canary(target: Target) -> None:
+async def test_the_fire_seam_takes_condition_and_the_intention_canary(
+    target: Target, wire: Wire
+) -> None:
     ref = "mem://conformance/commitments"
-    async with target.client(target.key_a) as http:
+    async with target.client(target.key_a, wire) as http:
         for condition in ("predicate", "time"):
             response = await http.post(
-                FIRE,
+                wire.seams + FIRE,
                 json={"memoryRef": ref, "condition": condition, "includeIntentionCanary": True},
             )
             assert response.status_code == 200, response.text
@@ -111,17 +118,18 @@ async def test_the_fire_seam_takes_condition_and_the_intention_canary(target: Ta
             assert "customer" not in json.dumps(event)
 
 
-async def test_opaque_refs_resolve_within_the_callers_tenant(target: Target) -> None:
+async def test_opaque_refs_resolve_within_the_callers_tenant(target: Target, wire: Wire) -> None:
     """The same opaque ref under two tenants names two memories; the caller's own
     canonical ref is itself; a canonical ref naming tenant A, sent with B's key, is one of
     B's (empty) buckets, never A's memory."""
     colon_ref = "mem_tenant:default_agent:conformance-rfc0012-sr1_longTerm"
     refs = [colon_ref, "conformance/agent-memory-cti"]
     written: dict[str, str] = {}
-    async with target.client(target.key_a) as http_a:
+    async with target.client(target.key_a, wire) as http_a:
         for ref in refs:
             answer = await http_a.post(
-                DISTILL, json={"memoryRef": ref, "tokenBudget": 8000, "sources": ["s1"]}
+                wire.seams + DISTILL,
+                json={"memoryRef": ref, "tokenBudget": 8000, "sources": ["s1"]},
             )
             assert answer.status_code == 200, answer.text
             written[ref] = answer.json()["event"]["memoryRef"]
@@ -131,7 +139,7 @@ async def test_opaque_refs_resolve_within_the_callers_tenant(target: Target) -> 
         canonical = f"mem://{tenant_a}/conformance/agent-memory-cti"
         # A's own canonical ref is the same memory as the opaque one.
         assert await memory_events(http_a, canonical, "memory.compacted")
-    async with target.client(target.key_b) as http_b:
+    async with target.client(target.key_b, wire) as http_b:
         for ref in [*refs, canonical]:
             # B sees nothing of A's under any of the refs A wrote.
             assert await memory_events(http_b, ref, "memory.compacted") == []

@@ -11,7 +11,7 @@ with a repository the tour drives.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -127,6 +127,7 @@ async def _tour(engine: AsyncEngine) -> None:
     if passed.pass_id:
         await store.undo_consolidation(ref, passed.pass_id)
     await store.events(ref)
+    await store.event_log.intent_events(SENTINEL_TENANT, "intent-1", since=clock[0])
 
     book = store.commitments
     await book.set_time_zone(SENTINEL_TENANT, "Europe/London")
@@ -165,7 +166,9 @@ async def _tour(engine: AsyncEngine) -> None:
     outcome = FixtureOutcome(events=[RunEvent("run.completed", {})])
     await runs.finish(SENTINEL_TENANT, run_id, outcome)
     await runs.get(SENTINEL_TENANT, run_id)
-    await runs.events(SENTINEL_TENANT, run_id)
+    await runs.events_after(SENTINEL_TENANT, run_id)
+    await runs.page(SENTINEL_TENANT, limit=2, after=(datetime.now(UTC), run_id), status="failed")
+    await runs.cancel(SENTINEL_TENANT, await runs.create(SENTINEL_TENANT, "conformance-noop"))
 
     await store.erase(ref, ForgetRequest(ids=(first.id,)))
     await store.forget(ref, ForgetRequest(subject="nobody", tenant_wide=True))

@@ -106,7 +106,9 @@ bodies = {
     ),
 }
 segment = hostile_text | st.sampled_from(["a1", "m0", "%2e%2e", "..", "a" * 300])
-query_values = hostile_text | st.sampled_from(["-1", "0", "1001", "1e9", "true", "x,y,", "*"])
+query_values = hostile_text | st.sampled_from(
+    ["-1", "0", "1001", "1e9", "true", "x,y,", "*", "memory.created", "2026-01-01T00:00:00Z"]
+)
 latin1 = st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=40)
 
 
@@ -120,6 +122,7 @@ def requests(draw: st.DrawFn) -> tuple[str, str, dict[str, bytes], bytes | None]
                 ("GET", "/api/v1/memory", None),
                 ("GET", "/api/v1/agents/{seg}/memory", None),
                 ("GET", "/api/v1/memory/events", None),
+                ("GET", "/api/v1/intents/{seg}/events", None),
                 ("GET", "/api/v1/memory/{seg}", None),
                 ("DELETE", "/api/v1/memory/{seg}", None),
                 ("PUT", "/v1/agents/{seg}", "shape"),
@@ -134,6 +137,16 @@ def requests(draw: st.DrawFn) -> tuple[str, str, dict[str, bytes], bytes | None]
                 ("POST", "/v1/runs", "run"),
                 ("GET", "/v1/runs/{seg}", None),
                 ("GET", "/v1/runs/{seg}/events", None),
+                # The v2 wire (the same handlers, unprefixed) and negotiated discovery.
+                ("POST", "/runs", "run"),
+                ("GET", "/runs", None),
+                ("GET", "/runs/{seg}", None),
+                ("GET", "/runs/{seg}/events", None),
+                ("GET", "/runs/{seg}/events/poll", None),
+                ("POST", "/runs/{seg}/cancel", None),
+                ("GET", "/agents/{seg}", None),
+                ("POST", "/conformance/seams/sample/memory/distill", "seam"),
+                ("GET", "/.well-known/openwop", None),
             ]
         )
     )
@@ -162,6 +175,13 @@ def requests(draw: st.DrawFn) -> tuple[str, str, dict[str, bytes], bytes | None]
                     "rank",
                     "query",
                     "tag",
+                    "event_type",
+                    "since",
+                    "afterSequence",
+                    "timeout",
+                    "workflowId",
+                    "status",
+                    "streamMode",
                 ]
             ),
             query_values,
@@ -171,8 +191,11 @@ def requests(draw: st.DrawFn) -> tuple[str, str, dict[str, bytes], bytes | None]
     if params:
         path += "?" + urllib.parse.urlencode(params, errors="surrogatepass")
     headers: dict[str, bytes] = {}
-    for name in draw(st.sets(st.sampled_from(["X-Agent-ID", "If-Match", "Content-Type"]))):
-        value = draw(latin1 | st.sampled_from(["1", "0", "a1", 'W/"2"', "-3"]))
+    names = ["X-Agent-ID", "If-Match", "Content-Type", "OpenWOP-Version", "Accept", "Last-Event-ID"]
+    for name in draw(st.sets(st.sampled_from(names))):
+        value = draw(
+            latin1 | st.sampled_from(["1", "0", "a1", 'W/"2"', "-3", "2.0", "text/event-stream"])
+        )
         headers[name] = value.encode("latin-1")  # any byte HTTP/1.1 can carry
     raw: bytes | None = None
     if body_kind is not None:
