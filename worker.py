@@ -33,7 +33,7 @@ from runtime.change_listener import ChangeListener
 from runtime.client import connect_when_ready
 from runtime.converter import payload_codec_for
 from runtime.settings import Settings
-from runtime.workflow_ids import workflow_ids_for
+from runtime.workflow_ids import intent_links_for, workflow_ids_for
 from runtime.workflow_input import WorkflowInputInterceptor
 from workflows.registry import ALL_WORKFLOWS
 
@@ -46,7 +46,7 @@ async def open_store(settings: Settings) -> AsyncIterator[PostgresMemoryStore]:
     try:
         await wait_for_database(engine)
         await migrate(engine)
-        yield PostgresMemoryStore(engine)
+        yield PostgresMemoryStore(engine, intent_links=intent_links_for(settings))
     finally:
         await engine.dispose()
 

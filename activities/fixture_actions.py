@@ -147,7 +147,10 @@ async def _ttl(run: _Run) -> None:
     now = run.store.now()
     # Said two minutes ago with an expiry one minute ago: already expired now.
     earlier = PostgresMemoryStore(
-        run.store.engine, limits=run.store.limits, clock=lambda: now - timedelta(minutes=2)
+        run.store.engine,
+        limits=run.store.limits,
+        clock=lambda: now - timedelta(minutes=2),
+        intent_links=run.store.db.intent_links,
     )
     expired = await run.write(
         ref,
@@ -217,6 +220,7 @@ async def _injection_budget(run: _Run) -> None:
         run.store.engine,
         limits=run.store.limits,
         clock=_StepClock(run.store.now() - timedelta(seconds=10)),
+        intent_links=run.store.db.intent_links,
     )
     # The reference layout: oversize oldest, three fillers, the SR-1 entry newest.
     oversize = await run.write(

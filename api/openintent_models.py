@@ -143,6 +143,35 @@ class EventPage(BaseModel):
     next_cursor: int | None
 
 
+class IntentEventOut(BaseModel):
+    """One item of ``GET /api/v1/intents/{intent_id}/events``, as the SDK's
+    ``IntentEvent.from_dict`` reads it. ``id`` is ``<agent>:<sequence>``, stable;
+    ``sequence`` is the event's place in its agent's log (sequences are per agent)."""
+
+    id: str
+    intent_id: str
+    event_type: str
+    actor: str
+    payload: dict[str, Any]
+    created_at: Timestamp
+    sequence: int
+
+
+def lifecycle_data(payload: dict[str, Any]) -> dict[str, Any]:
+    """What both event routes tell of a lifecycle event: ids, versions, tags and why,
+    never the value (RFC-0015 §5.2)."""
+    return {
+        "entry_id": payload.get("memoryId"),
+        "namespace": payload.get("namespace"),
+        "key": payload.get("key"),
+        "memory_type": payload.get("tier"),
+        "version": payload.get("version"),
+        "previous_version": payload.get("previousVersion"),
+        "tags": payload.get("tags", []),
+        "reason": payload.get("reason"),
+    }
+
+
 def canonical_value(value: dict[str, Any]) -> str:
     """The stored content: RFC 8785 canonical JSON (byte-stable, so the same value always
     has the same checksum), within the entry size limit (RFC-0015 §1.3: 64 KB)."""

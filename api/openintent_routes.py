@@ -5,6 +5,10 @@ Two list routes serve the same query: ``GET /api/v1/memory?agent_id=`` answers w
 RFC's envelope, and ``GET /api/v1/agents/{agent_id}/memory`` with the bare array the
 official SDK (openintent 0.17 ``list_memory``) parses. Routes that address one entry take
 the agent from ``agent_id`` or the ``X-Agent-ID`` header the SDK always sends.
+
+Lifecycle events (RFC-0015 §5) are read per agent (``GET /api/v1/memory/events``) and
+per intent (``GET /api/v1/intents/{intent_id}/events``, where the SDK's ``get_events``
+reads them; memory/intent_links.py says how an event knows its intent).
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ from pydantic import AwareDatetime, BaseModel, Field
 
 from api.auth import Api, Tenant
 from api.errors import ApiError, not_found
+from api.openintent_events import OPENINTENT_EVENT_TYPES
 from api.openintent_models import (
     OPENINTENT_METADATA,
     CreateMemoryRequest,
     DeletedEntry,
     EventPage,
+    IntentEventOut,
     LifecycleEvent,
     MemoryEntryOut,
     MemoryPage,
@@ -28,11 +34,12 @@ from api.openintent_models import (
     canonical_value,
     entry_out,
     expiry_of,
+    lifecycle_data,
     openintent_metadata,
 )
 from api.tenancy import agent_ref
 from schemas.errors import ErrorCode
-from schemas.events import EventType
+from schemas.events import LIFECYCLE_TYPES
 from schemas.memory_entry import (
     MAX_LIST_LIMIT,
     MAX_QUERY_OFFSET,
@@ -42,18 +49,12 @@ from schemas.memory_entry import (
     NewMemoryEntry,
     Tier,
 )
-from schemas.memory_ref import MemoryRef
+from schemas.memory_ref import MemoryRef, parse_memory_ref
 
 router = APIRouter(prefix="/api/v1", tags=["OpenIntent memory (RFC-0015)"])
 
-LIFECYCLE_TYPES = (
-    EventType.MEMORY_CREATED,
-    EventType.MEMORY_UPDATED,
-    EventType.MEMORY_DELETED,
-    EventType.MEMORY_ARCHIVED,
-    EventType.MEMORY_EVICTED,
-    EventType.MEMORY_EXPIRED,
-)
+# The SDK's reference server's bounds for an intent's events.
+MAX_INTENT_EVENTS = 1000
 AgentHeader = Annotated[str | None, Header(alias="X-Agent-ID")]
 
 
@@ -187,20 +188,67 @@ async def memory_events(
             seq=e.seq,
             type=e.type,
             agent_id=agent,
-            data={
-                "entry_id": e.payload.get("memoryId"),
-                "namespace": e.payload.get("namespace"),
-                "key": e.payload.get("key"),
-                "memory_type": e.payload.get("tier"),
-                "version": e.payload.get("version"),
-                "previous_version": e.payload.get("previousVersion"),
-                "tags": e.payload.get("tags", []),
-            },
+            data=lifecycle_data(e.payload),
             timestamp=e.occurred_at,
         )
         for e in found
     ]
     return EventPage(events=events, next_cursor=found[-1].seq if len(found) == limit else None)
+
+
+@router.get("/intents/{intent_id}/events", response_model=list[IntentEventOut])
+async def intent_events(
+    intent_id: str,
+    api: Api,
+    tenant: Tenant,
+    event_type: str | None = None,
+    since: Annotated[AwareDatetime | None, Query(description="created strictly after")] = None,
+    limit: int = 100,
+) -> list[IntentEventOut]:
+    """The lifecycle events (RFC-0015 §5) of the tenant's entries scoped to the intent,
+    across agents, oldest first: what the SDK's ``get_events`` reads, as a bare list like
+    its reference server. An intent no entry was scoped to, or another tenant's, has
+    none: an empty list, never a 404 (so neither tells whether it exists)."""
+    if not 1 <= limit <= MAX_INTENT_EVENTS:
+        raise ApiError(
+            422,
+            ErrorCode.INVALID_INPUT.value,
+            f"limit: must be from 1 to {MAX_INTENT_EVENTS}",
+            field="limit",
+            limit=MAX_INTENT_EVENTS,
+        )
+    if event_type is not None and event_type not in OPENINTENT_EVENT_TYPES:
+        raise ApiError(
+            422,
+            ErrorCode.INVALID_INPUT.value,
+            "event_type: must be an OpenIntent event type, such as memory.created",
+            field="event_type",
+        )
+    if event_type is not None and event_type not in LIFECYCLE_TYPES:
+        return []  # a valid type that memory never emits
+    found = await api.store.event_log.intent_events(
+        tenant,
+        intent_id,
+        types=[event_type] if event_type else [],
+        since=since,
+        limit=limit,
+    )
+    items = []
+    for e in found:
+        ref = parse_memory_ref(e.memory_ref)
+        agent = f"{ref.agent}/{ref.scope}" if ref.scope else ref.agent
+        items.append(
+            IntentEventOut(
+                id=f"{agent}:{e.seq}",
+                intent_id=intent_id,
+                event_type=e.type,
+                actor=ref.agent,
+                payload=lifecycle_data(e.payload),
+                created_at=e.occurred_at,
+                sequence=e.seq,
+            )
+        )
+    return items
 
 
 @router.get("/memory/{entry_id}", response_model=MemoryEntryOut)

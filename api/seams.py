@@ -335,7 +335,10 @@ async def fire_commitment(
         # Said a minute less two seconds ago: "in 1 minute" is due two seconds from now.
         said = api.store.now() - TIME_SAID_BEFORE
         back_dated = PostgresMemoryStore(
-            api.store.engine, limits=api.store.limits, clock=lambda: said
+            api.store.engine,
+            limits=api.store.limits,
+            clock=lambda: said,
+            intent_links=api.store.db.intent_links,
         )
         memory_id = _seed_id(ref, source, Tier.EPISODIC)
         with contextlib.suppress(DuplicateKey):

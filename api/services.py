@@ -17,6 +17,7 @@ from memory.api_keys import ApiKeyStore
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault
 from runtime.settings import Settings
+from runtime.workflow_ids import intent_links_for
 
 
 @dataclass
@@ -42,7 +43,7 @@ class ApiServices:
         temporal: Callable[[], Awaitable[Client]],
         store: PostgresMemoryStore | None = None,
     ) -> ApiServices:
-        store = store or PostgresMemoryStore(engine)
+        store = store or PostgresMemoryStore(engine, intent_links=intent_links_for(settings))
         return cls(
             settings=settings,
             engine=engine,

@@ -40,6 +40,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.event_log import PendingEvent
+from memory.intent_links import IntentLinks, intent_id_column
 from memory.scope import scope_params, scoped_by_params
 from schemas.errors import CapacityExceeded
 from schemas.events import EventType, MemoryLifecycle
@@ -102,7 +103,7 @@ _VICTIMS = _victims(select(func.greatest(_OVERFLOW.c.n, 0)).scalar_subquery())
 _EVICTED = (
     delete(E)
     .where(scoped_by_params(E), E.c.id == any_(func.array(_VICTIMS.scalar_subquery())))
-    .returning(E.c.id, E.c.namespace, E.c.key, E.c.version, E.c.tags)
+    .returning(E.c.id, E.c.namespace, E.c.key, E.c.version, E.c.tags, intent_id_column(E))
     .cte("evicted")
 )
 # Count and evict in one round trip (this runs on every capped write). The outer join
@@ -121,6 +122,7 @@ async def evict_over_capacity(
     protected_ids: Sequence[str] = (),
     *,
     evict_live: bool = True,
+    links: IntentLinks,
 ) -> list[PendingEvent]:
     """Make room after a write; the entries just written (protected_ids) never make room
     for themselves, so a tier full of pinned entries rejects the write instead."""
@@ -150,6 +152,7 @@ async def evict_over_capacity(
                 tags=tuple(row.tags),
                 reason="capacity",
             ),
+            intent=links.digest(ref.tenant, row.intent_id),
         )
         for row in evicted
     ]

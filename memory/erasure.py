@@ -43,6 +43,7 @@ from memory import tables
 from memory.distiller import LINE_PREFIX
 from memory.event_log import PendingEvent, append_events, removal_event
 from memory.forgotten_tags import erase_tag_names
+from memory.intent_links import IntentLinks, intent_id_column
 from memory.lineage import DISTILLED, derived_from, earliest_expiry
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.scope import scoped
@@ -70,6 +71,7 @@ class ErasurePass:
     reason: str  # "forget", "delete" or "ttl"
     secrets: MemorySecretRegistry | None
     targets: list[str]
+    links: IntentLinks
     erased: set[str] = field(default_factory=set)
     erased_tags: set[str] = field(default_factory=set)
     rewritten: dict[str, str] = field(default_factory=dict)
@@ -365,7 +367,9 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
             delete(E)
             .where(scoped(E, state.ref), E.c.id == any_(texts("erased", sorted(state.erased))))
             .returning(
-                E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version, E.c.tags
+                *(E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version),
+                E.c.tags,
+                intent_id_column(E),
             )
         )
     ).all()
@@ -380,7 +384,12 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
     )
     event_type = EventType.MEMORY_EXPIRED if state.reason == "ttl" else EventType.MEMORY_DELETED
     pending = [
-        removal_event(row, event_type, state.reason if row.id in state.targets else "erased-source")
+        removal_event(
+            row,
+            event_type,
+            state.reason if row.id in state.targets else "erased-source",
+            state.links,
+        )
         for row in removed
     ]
     pending += [

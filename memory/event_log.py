@@ -3,6 +3,10 @@
 Events are appended inside the caller's transaction, so an entry and the events that
 describe it commit or vanish together. A row in memory_ref_heads hands out sequence
 numbers; its row lock orders concurrent writers to one memoryRef.
+
+A lifecycle event of an entry scoped to an OpenIntent intent carries the intent's link
+(``intent_digest``, memory/intent_links.py), read back across the tenant's memoryRefs by
+``read_intent_events``.
 """
 
 from __future__ import annotations
@@ -12,12 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import any_, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.scope import scoped
+from memory.intent_links import IntentLinks
+from memory.scope import scoped, tenant_scoped
+from memory.sql_arrays import texts
 from schemas.base import WireModel
 from schemas.events import EventRecord, EventType, MemoryLifecycle
 from schemas.memory_entry import Tier
@@ -29,11 +35,14 @@ class PendingEvent:
     type: EventType
     payload: WireModel
     dedupe_key: str | None = None
+    # The link to the OpenIntent intent the entry is scoped to: its digest, never its id.
+    intent: str | None = None
 
 
-def removal_event(row: Any, event_type: EventType, reason: str) -> PendingEvent:
+def removal_event(row: Any, event_type: EventType, reason: str, links: IntentLinks) -> PendingEvent:
     """The lifecycle event of one removed entry (a row with memory_ref, id, tier,
-    namespace, key, version): ids and versions only, never the value."""
+    namespace, key, version and intent_id): ids and versions only, never the value."""
+    tenant = parse_memory_ref(row.memory_ref).tenant
     return PendingEvent(
         event_type,
         MemoryLifecycle(
@@ -45,6 +54,7 @@ def removal_event(row: Any, event_type: EventType, reason: str) -> PendingEvent:
             version=row.version,
             reason=reason,
         ),
+        intent=links.digest(tenant, row.intent_id),
     )
 
 
@@ -78,6 +88,7 @@ async def append_events(
             "payload": event.payload.to_wire(),
             "occurred_at": occurred_at,
             "dedupe_key": event.dedupe_key,
+            "intent_digest": event.intent,
         }
         for offset, event in enumerate(pending)
     ]
@@ -91,11 +102,13 @@ async def append_removal_events(
     event_type: EventType,
     reason: str,
     now: datetime,
+    links: IntentLinks,
 ) -> None:
     """One lifecycle event per removed row (rows of any memoryRefs, grouped by ref)."""
     by_ref: dict[str, list[PendingEvent]] = {}
     for row in removed:
-        by_ref.setdefault(row.memory_ref, []).append(removal_event(row, event_type, reason))
+        event = removal_event(row, event_type, reason, links)
+        by_ref.setdefault(row.memory_ref, []).append(event)
     for raw_ref, pending in sorted(by_ref.items()):
         await append_events(connection, parse_memory_ref(raw_ref), pending, now)
 
@@ -117,6 +130,44 @@ async def read_events(
     )
     if types:
         query = query.where(ev.c.type.in_(list(types)))
+    result = await connection.execute(query)
+    return [
+        EventRecord(
+            memory_ref=row.memory_ref,
+            seq=row.seq,
+            type=row.type,
+            payload=row.payload,
+            occurred_at=row.occurred_at,
+        )
+        for row in result
+    ]
+
+
+async def read_intent_events(
+    connection: AsyncConnection,
+    tenant: str,
+    intent_digest: str,
+    *,
+    types: Sequence[str],
+    since: datetime | None = None,
+    limit: int = 100,
+) -> list[EventRecord]:
+    """The tenant's events linked to one intent, across its memoryRefs, oldest first:
+    by time, then memoryRef and sequence (sequences are per memoryRef). Served by
+    ix_events_intent (migration 0017) in this order, so a page reads ``limit`` rows."""
+    ev = tables.events
+    query = (
+        select(ev.c.memory_ref, ev.c.seq, ev.c.type, ev.c.payload, ev.c.occurred_at)
+        .where(
+            tenant_scoped(ev, tenant),
+            ev.c.intent_digest == intent_digest,
+            ev.c.type == any_(texts("types", list(types))),
+        )
+        .order_by(ev.c.occurred_at, ev.c.memory_ref, ev.c.seq)
+        .limit(limit)
+    )
+    if since is not None:
+        query = query.where(ev.c.occurred_at > since)
     result = await connection.execute(query)
     return [
         EventRecord(

@@ -12,11 +12,16 @@ means the same memory wherever it arrives (docs/http-api.md, memoryRefs are opaq
 
 A malformed ref (not a string, empty, over 512 bytes, NUL or control characters, a '.' or
 '..' path segment) is InvalidMemoryRef.
+
+``keyed_token`` is the one keyed hash behind the opaque names that must not be
+reversible by guessing: the opaque workflow ids (runtime/workflow_ids.py) and the
+events' intent links (memory/intent_links.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 
 from schemas.errors import InvalidMemoryRef
@@ -30,6 +35,15 @@ from schemas.memory_ref import (
 
 OPAQUE_PREFIX = "o-"
 OPAQUE_HEX_CHARS = 32
+KEYED_PREFIX = "h"
+
+
+def keyed_token(secret: bytes, text: str) -> str:
+    """``h`` + the first 32 hex digits (128 bits) of HMAC-SHA256 of ``text`` under
+    ``secret``: the same text always gives the same token, which reveals nothing of it
+    to whoever lacks the secret."""
+    data = text.encode("utf-8", "surrogatepass")
+    return KEYED_PREFIX + hmac.new(secret, data, hashlib.sha256).hexdigest()[:OPAQUE_HEX_CHARS]
 
 
 def _check_shape(raw: object) -> str:

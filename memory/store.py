@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from memory.adapter import HostMemoryStore
 from memory.commitments.store import CommitmentStore
 from memory.fixture_runs.records import FixtureRuns
+from memory.intent_links import IntentLinks
 from memory.redaction import MemorySecretRegistry
 from memory.repositories.consolidation import Consolidations
 from memory.repositories.distillation import Distillations
@@ -69,10 +70,14 @@ class PostgresMemoryStore:
         limits: StoreLimits | None = None,
         clock: Callable[[], datetime] = utc_now,
         id_factory: Callable[[], str] = new_entry_id,
+        intent_links: IntentLinks | None = None,
     ) -> None:
+        """``intent_links``: the key linking events to OpenIntent intents; every store of
+        one deployment passes the same (runtime/workflow_ids.py intent_links_for, and a
+        store made from another passes ``other.db.intent_links``)."""
         self.engine = engine
         self.limits = limits or StoreLimits()
-        self.db = Database(engine, clock)
+        self.db = Database(engine, clock, intent_links)
         self.queries = EntryQueries(self.db, self.limits)
         self.entries = EntryWrites(self.db, self.limits, id_factory)
         self.erasure = Erasure(self.db)

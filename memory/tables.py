@@ -75,6 +75,9 @@ events = Table(
     Column("payload", JSONB, nullable=False),
     Column("occurred_at", DateTime(timezone=True), nullable=False),
     Column("dedupe_key", Text),
+    # Migration 0017: the OpenIntent intent a lifecycle event's entry is scoped to, as a
+    # keyed digest of (tenant, intent id), never the id (memory/intent_links.py).
+    Column("intent_digest", Text),
 )
 
 snapshots = Table(

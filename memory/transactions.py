@@ -1,5 +1,6 @@
-"""The database handle every repository takes: the engine, the clock, and how to open a
-read or a transaction.
+"""The database handle every repository takes: the engine, the clock, how to open a
+read or a transaction, and the key that links lifecycle events to OpenIntent intents
+(memory/intent_links.py; every builder of such events holds the handle).
 
 Repositories never build their own connections from an engine: reads go through
 ``reading()`` (autocommit, no BEGIN/COMMIT round trips for single statements) and writes
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from memory.intent_links import IntentLinks
 from schemas.base import floor_ms
 
 
@@ -23,9 +25,15 @@ def utc_now() -> datetime:
 
 
 class Database:
-    def __init__(self, engine: AsyncEngine, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        clock: Callable[[], datetime] = utc_now,
+        intent_links: IntentLinks | None = None,
+    ) -> None:
         self.engine = engine
         self.clock = clock
+        self.intent_links = intent_links or IntentLinks()
         # Single-statement reads (and the get-with-touch pair, atomic enough on its own)
         # skip the BEGIN/COMMIT round trips a transaction would add.
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")

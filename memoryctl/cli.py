@@ -321,10 +321,13 @@ async def open_store() -> AsyncIterator[PostgresMemoryStore]:
     """The store over DATABASE_URL (database_engine), its engine disposed on leaving:
     for an action that does more than one store call."""
     from memory.store import PostgresMemoryStore
+    from runtime.settings import Settings
+    from runtime.workflow_ids import intent_links_for
 
     engine = database_engine()
     try:
-        yield PostgresMemoryStore(engine)
+        # The events it writes link to intents under the deployment's key.
+        yield PostgresMemoryStore(engine, intent_links=intent_links_for(Settings()))
     finally:
         await engine.dispose()
 

@@ -32,7 +32,7 @@ from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
 from runtime.binaries import temporal_cli
 from runtime.client import connect_when_ready
 from runtime.settings import DEFAULT_TASK_QUEUE, Settings
-from runtime.workflow_ids import workflow_ids_for
+from runtime.workflow_ids import intent_links_for, workflow_ids_for
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamResult
 from worker import serving_worker
@@ -237,7 +237,8 @@ async def run_demo(options: DemoOptions) -> int:
     engine = create_engine(asyncpg_url_for(server))
     try:
         await migrate(engine)
-        store = PostgresMemoryStore(engine)
+        # Links events to intents under the same key as memoryctl's own store.
+        store = PostgresMemoryStore(engine, intent_links=intent_links_for(Settings()))
         async with temporal_dev_server(
             state_dir / "temporal", port=options.temporal_port, ui_port=options.ui_port
         ) as dev:

@@ -7,8 +7,9 @@
     }
 
 - ``system`` encrypts payloads that name no memoryRef (ids and counts only) and is
-  where the opaque workflow ids are derived from (``system.ids`` names the key, by
-  default the active one; rotation pins it so ids stay stable).
+  where the opaque workflow ids and the events' intent links (memory/intent_links.py)
+  are derived from (``system.ids`` names the key, by default the active one; rotation
+  pins it so ids and links stay stable).
 - ``tenants.<tenant>`` encrypts every payload that names a memoryRef of that tenant.
 - ``default`` (optional) serves tenants without their own entry; without it they use
   the system key.
@@ -49,8 +50,10 @@ from schemas.memory_ref import parse_segment
 
 KEY_BYTES = 32  # AES-256
 KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
-# Domain separation: the workflow-id secret is derived from a system key, never the key.
+# Domain separation: the workflow-id and intent-link secrets are derived from a system
+# key, never the key itself, and never the same secret twice.
 _IDS_INFO = b"agent-memory/workflow-ids/v1"
+_INTENT_LINKS_INFO = b"agent-memory/intent-links/v1"
 
 
 class PayloadKeysError(ValueError):
@@ -163,6 +166,7 @@ class Keyring:
         self._default = add(config.default, Scope.DEFAULT, None) if config.default else None
         ids_key = config.system.keys[config.system.ids or config.system.active]
         self.workflow_id_secret = hmac.new(ids_key, _IDS_INFO, hashlib.sha256).digest()
+        self.intent_link_secret = hmac.new(ids_key, _INTENT_LINKS_INFO, hashlib.sha256).digest()
 
     def active_for(self, tenant: str | None) -> PayloadKey:
         if tenant is None:

@@ -6,23 +6,24 @@ consolidation, one inference) at a time: a second start finds the id running. Wi
 payload encryption the ref is written as is (``distill/mem://acme/agent-1``), readable in
 the UI and in the README's `temporal` commands. With encryption, ids are recorded in
 clear in every parent's history and in the UI, so the ref is replaced by a keyed hash
-(HMAC-SHA256 under a secret derived from the system key, 128 bits, hex): the same ref
-still gives the same id, so the one-at-a-time guarantee holds, but the id reveals
-nothing. Workflows cannot read configuration: DreamWorkflow asks the worker for its
-children's ids (activities/workflow_id_activities.py).
+(HMAC-SHA256 under a secret derived from the system key, 128 bits, hex; the keyed hash
+is memory/opaque_refs.py's keyed_token): the same ref still gives the same id, so the
+one-at-a-time guarantee holds, but the id reveals nothing. Workflows cannot read
+configuration: DreamWorkflow asks the worker for its children's ids
+(activities/workflow_id_activities.py).
+
+The events' links to OpenIntent intents (memory/intent_links.py) are keyed from the same
+keys file, by a secret of their own (``intent_links_for``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-
+from memory.intent_links import IntentLinks
+from memory.opaque_refs import keyed_token
 from runtime.payload_keys import cached_keyring
 from runtime.settings import Settings
 from schemas.memory_ref import MemoryRef, parse_memory_ref
 from schemas.workflow_ids import ChildWorkflowIds
-
-DIGEST_HEX_CHARS = 32
 
 
 class WorkflowIds:
@@ -38,8 +39,7 @@ class WorkflowIds:
         text = str(parse_memory_ref(ref))
         if self._secret is None:
             return text
-        digest = hmac.new(self._secret, text.encode(), hashlib.sha256).hexdigest()
-        return "h" + digest[:DIGEST_HEX_CHARS]
+        return keyed_token(self._secret, text)
 
     def distillation(self, ref: MemoryRef | str) -> str:
         return f"distill/{self.token(ref)}"
@@ -90,3 +90,11 @@ def workflow_ids_for(settings: Settings) -> WorkflowIds:
     if not settings.payload_keys_file:
         return PLAIN
     return WorkflowIds(cached_keyring(settings.payload_keys_file).workflow_id_secret)
+
+
+def intent_links_for(settings: Settings) -> IntentLinks:
+    """Keyed by the keys file's intent-link secret when payloads are encrypted (derived
+    from the system ids key, like the workflow ids'), else the public fallback key."""
+    if not settings.payload_keys_file:
+        return IntentLinks()
+    return IntentLinks(cached_keyring(settings.payload_keys_file).intent_link_secret)

@@ -37,6 +37,18 @@ class EventType(StrEnum):
     MEMORY_CONFLICT = "memory.conflict.detected"
 
 
+# OpenIntent RFC-0015 §5 lifecycle events (payload MemoryLifecycle): the events an
+# entry's OpenIntent intent sees (memory/intent_links.py).
+LIFECYCLE_TYPES: tuple[EventType, ...] = (
+    EventType.MEMORY_CREATED,
+    EventType.MEMORY_UPDATED,
+    EventType.MEMORY_DELETED,
+    EventType.MEMORY_ARCHIVED,
+    EventType.MEMORY_EVICTED,
+    EventType.MEMORY_EXPIRED,
+)
+
+
 class MemoryWritten(WireModel):
     """openwop memory.written (RFC 0057): attribution of one write, identifiers only."""
 

@@ -30,6 +30,7 @@ from memory.consolidation.corpus import read_corpus
 from memory.consolidation.planner import Cluster, Plan, PlanEntry, plan_pass
 from memory.event_log import PendingEvent, append_events
 from memory.field_redaction import redact_tags
+from memory.intent_links import IntentLinks, intent_id_column
 from memory.lineage import MERGED_INTO
 from memory.locks import consolidation_pass, lock, memory_ref_order
 from memory.redaction import MemorySecretRegistry, write_redacted
@@ -69,6 +70,7 @@ async def consolidate(
     now: datetime,
     secrets: MemorySecretRegistry | None,
     progress: Progress,
+    links: IntentLinks,
 ) -> ConsolidationResult:
     ref = request.memory_ref
     await lock(connection, consolidation_pass(ref))
@@ -91,7 +93,7 @@ async def consolidate(
     entries = await read_corpus(connection, ref, now)
     progress({"phase": "read", "entries": len(entries)})
     plan = await asyncio.to_thread(plan_pass, entries, _thread_safe(progress))
-    applied = await _apply(connection, ref, plan, entries, pass_id, now, secrets)
+    applied = await _apply(connection, ref, plan, entries, pass_id, now, secrets, links)
     conflicts = await _record_conflicts(connection, ref, plan, pass_id, now)
     removed = [i for c in applied.clusters for i in (*c.merged, *c.superseded)]
     merged_ids = tuple(sorted(removed)) if len(removed) <= MAX_EVENT_MERGED_IDS else None
@@ -183,6 +185,7 @@ async def _apply(
     pass_id: str,
     now: datetime,
     secrets: MemorySecretRegistry | None,
+    links: IntentLinks,
 ) -> _Applied:
     planned = {e.id: e.version for e in entries}
     ids = sorted({i for c in plan.clusters for i in (c.survivor, *c.merged, *c.superseded)})
@@ -194,12 +197,18 @@ async def _apply(
         row.id: row
         for row in (
             await connection.execute(
-                select(E.c.id, E.c.version, E.c.invalidated_at, E.c.tags, E.c.content)
+                select(
+                    *(E.c.id, E.c.version, E.c.invalidated_at, E.c.tags, E.c.content),
+                    intent_id_column(E),
+                )
                 .where(scoped(E, ref), E.c.id == any_(texts("claimed", ids)))
                 .with_for_update()
             )
         ).all()
     }
+
+    def intent(entry_id: str) -> str | None:
+        return links.digest(ref.tenant, current[entry_id].intent_id)
 
     def unchanged(entry_id: str) -> bool:
         row = current.get(entry_id)
@@ -215,7 +224,9 @@ async def _apply(
         for reason, group in (("merged", cluster.merged), ("superseded", cluster.superseded)):
             for member in group:
                 members.append((member, cluster.survivor, reason))
-                events.append(long_term_update(ref, member, planned[member], reason))
+                events.append(
+                    long_term_update(ref, member, planned[member], reason, intent=intent(member))
+                )
         survivor = current[cluster.survivor]
         tags = list(survivor.tags)
         for member in cluster.merged:
@@ -224,7 +235,9 @@ async def _apply(
         survivors.append(
             (cluster.survivor, redact_tags(tags, secrets), content, cluster.corroboration)
         )
-        events += _survivor_events(ref, cluster.survivor, planned[cluster.survivor] + 1)
+        events += _survivor_events(
+            ref, cluster.survivor, planned[cluster.survivor] + 1, intent(cluster.survivor)
+        )
     scope = {"tenant": ref.tenant, "ref": str(ref), "pass_id": pass_id, "now": now}
     if members:
         member_ids, survivor_ids, reasons = (list(column) for column in zip(*members, strict=True))
@@ -278,9 +291,11 @@ def long_term_update(
     version: int,
     reason: str,
     previous_version: int | None = None,
+    *,
+    intent: str | None = None,
 ) -> PendingEvent:
     """memory.updated of a long-term entry a pass (or its undo) marked, unmarked or
-    strengthened."""
+    strengthened; ``intent`` is its link to an OpenIntent intent (memory/intent_links.py)."""
     return PendingEvent(
         EventType.MEMORY_UPDATED,
         MemoryLifecycle(
@@ -291,14 +306,19 @@ def long_term_update(
             previous_version=previous_version,
             reason=reason,
         ),
+        intent=intent,
     )
 
 
-def _survivor_events(ref: MemoryRef, memory_id: str, version: int) -> list[PendingEvent]:
+def _survivor_events(
+    ref: MemoryRef, memory_id: str, version: int, intent: str | None
+) -> list[PendingEvent]:
     """memory.written without a nodeId: a consolidation pass is a host background writer,
     not a workflow node (RFC 0068 unresolved question 4)."""
     return [
-        long_term_update(ref, memory_id, version, "consolidated", previous_version=version - 1),
+        long_term_update(
+            ref, memory_id, version, "consolidated", previous_version=version - 1, intent=intent
+        ),
         PendingEvent(
             EventType.MEMORY_WRITTEN,
             MemoryWritten(memory_ref=str(ref), memory_id=memory_id, agent_id="consolidation"),

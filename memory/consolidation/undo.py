@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory import tables
 from memory.consolidation.apply import long_term_update
 from memory.event_log import append_events
+from memory.intent_links import IntentLinks, intent_id_column
 from memory.lineage import MERGED_INTO
 from memory.locks import consolidation_pass, lock, memory_ref_order
 from memory.rows import live
@@ -35,7 +36,11 @@ L = tables.lineage
 
 
 async def undo_pass(
-    connection: AsyncConnection, ref: MemoryRef, pass_id: str, now: datetime
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    pass_id: str,
+    now: datetime,
+    links: IntentLinks,
 ) -> UndoReport:
     await lock(connection, consolidation_pass(ref))
     await lock(connection, memory_ref_order(ref))
@@ -56,6 +61,7 @@ async def undo_pass(
                 E.c.superseded_by,
                 E.c.superseded_reason,
                 E.c.corroboration,
+                intent_id_column(E),
             )
             .where(scoped(E, ref), E.c.consolidation_pass == pass_id)
             .order_by(E.c.id)
@@ -116,7 +122,16 @@ async def undo_pass(
             ),
             [{"b_id": i, "b_returned": n} for i, n in sorted(returned.items())],
         )
-    pending = [long_term_update(ref, row.id, row.version, "consolidation-undone") for row in marked]
+    pending = [
+        long_term_update(
+            ref,
+            row.id,
+            row.version,
+            "consolidation-undone",
+            intent=links.digest(ref.tenant, row.intent_id),
+        )
+        for row in marked
+    ]
     if pending:
         await append_events(connection, ref, pending, now)
     await connection.execute(

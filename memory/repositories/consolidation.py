@@ -39,14 +39,19 @@ class Consolidations:
         request = checked(ConsolidateMemoryRequest, request)
         async with self.db.writing() as connection:
             return await consolidate(
-                connection, request, now=self.db.now(), secrets=secrets, progress=progress
+                connection,
+                request,
+                now=self.db.now(),
+                secrets=secrets,
+                progress=progress,
+                links=self.db.intent_links,
             )
 
     async def undo(self, ref: MemoryRef, pass_id: str) -> UndoReport:
         if not possible(PASS_ID, pass_id):
             raise PassNotFound("(malformed)")
         async with self.db.writing() as connection:
-            return await undo_pass(connection, ref, pass_id, self.db.now())
+            return await undo_pass(connection, ref, pass_id, self.db.now(), self.db.intent_links)
 
     async def superseded(
         self, ref: MemoryRef, *, pass_id: str | None = None, limit: int = 1000

@@ -30,6 +30,7 @@ from memory.field_redaction import (
     refuse_secret_in_attribution,
 )
 from memory.input_gate import ENTRY_ID, MAX_INT32, checked, checked_int, checked_value
+from memory.intent_links import IntentLinks, intent_id_column
 from memory.locks import lock, memory_ref_order, tier_capacity
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.repositories.limits import StoreLimits
@@ -54,8 +55,12 @@ from schemas.memory_entry import (
 from schemas.memory_ref import MemoryRef
 
 E = tables.entries
-# What a deletion returns to describe each removed entry in its lifecycle event.
-REMOVED_COLUMNS = (E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version)
+# What a deletion returns to describe each removed entry in its lifecycle event (with
+# the OpenIntent intent it was scoped to, memory/intent_links.py).
+REMOVED_COLUMNS = (
+    *(E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version),
+    intent_id_column(E),
+)
 
 
 def new_entry_id() -> str:
@@ -96,9 +101,10 @@ class EntryWrites:
         ids = [row["id"] for row in rows]
         if len(set(ids)) != len(ids):
             raise InvalidInput("id", "must be unique within one batch")
+        links = self.db.intent_links
         pending: list[PendingEvent] = []
         for row in rows:
-            pending.extend(_write_events(ref, row, EventType.MEMORY_CREATED, attribution))
+            pending.extend(_write_events(ref, row, EventType.MEMORY_CREATED, attribution, links))
         capacity = self.limits.capacity
         capped_tiers = sorted({Tier(row["tier"]) for row in rows} & set(capacity), key=str)
         async with self.db.writing(within) as connection:
@@ -115,6 +121,7 @@ class EntryWrites:
                         now,
                         ids,
                         evict_live=tier in self.limits.evicting,
+                        links=links,
                     )
                 )
             await append_events(connection, ref, pending, now)
@@ -158,7 +165,12 @@ class EntryWrites:
                     raise EntryNotFound(memory_id)
                 raise VersionConflict(memory_id, expected_version, current)
             events = _write_events(
-                ref, dict(row._mapping), EventType.MEMORY_UPDATED, attribution, expected_version
+                ref,
+                dict(row._mapping),
+                EventType.MEMORY_UPDATED,
+                attribution,
+                self.db.intent_links,
+                expected_version,
             )
             await append_events(connection, ref, events, now)
         return to_host_entry(row)
@@ -189,7 +201,9 @@ class EntryWrites:
             await lock(connection, memory_ref_order(ref))
             statement = delete(E).where(scoped(E, ref), *clauses).returning(*REMOVED_COLUMNS)
             removed = (await connection.execute(statement)).all()
-            await append_removal_events(connection, removed, event_type, reason, now)
+            await append_removal_events(
+                connection, removed, event_type, reason, now, self.db.intent_links
+            )
         return len(removed)
 
     # ------------------------------------------------------------------ row building
@@ -295,6 +309,7 @@ def _write_events(
     row: Mapping[str, Any],
     event_type: EventType,
     attribution: Attribution | None,
+    links: IntentLinks,
     previous_version: int | None = None,
 ) -> list[PendingEvent]:
     tags = tuple(row["tags"])
@@ -311,6 +326,7 @@ def _write_events(
                 previous_version=previous_version,
                 tags=tags,
             ),
+            intent=links.of_metadata(ref.tenant, row["metadata"]),
         ),
         PendingEvent(
             EventType.MEMORY_WRITTEN,

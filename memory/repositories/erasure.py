@@ -124,7 +124,7 @@ class Erasure:
                         continue
                     # The hidden copies consolidation kept of what these entries say.
                     ids = sorted({*ids, *await marked_under(connection, target, ids)})
-                    state = ErasurePass(target, now, reason, secrets, ids)
+                    state = ErasurePass(target, now, reason, secrets, ids, self.db.intent_links)
                     await erase_in_ref(connection, state)
                     passes.append(state)
                 if dry_run:

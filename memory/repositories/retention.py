@@ -55,7 +55,12 @@ class Retention:
                 await declare_removal_reason(connection, "ttl")
                 removed = (await connection.execute(statement)).all()
                 await append_removal_events(
-                    connection, removed, EventType.MEMORY_EXPIRED, "ttl", now
+                    connection,
+                    removed,
+                    EventType.MEMORY_EXPIRED,
+                    "ttl",
+                    now,
+                    self.db.intent_links,
                 )
             total += len(removed)
             if len(removed) < batch_size:
