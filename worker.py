@@ -32,8 +32,9 @@ from memory.vault import SecretVault, vault_from_settings
 from runtime.change_listener import ChangeListener
 from runtime.client import connect_when_ready
 from runtime.converter import payload_codec_for
+from runtime.intent_link_keys import intent_links_for
 from runtime.settings import Settings
-from runtime.workflow_ids import intent_links_for, workflow_ids_for
+from runtime.workflow_ids import workflow_ids_for
 from runtime.workflow_input import WorkflowInputInterceptor
 from workflows.registry import ALL_WORKFLOWS
 

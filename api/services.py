@@ -16,8 +16,8 @@ from memory.agent_manifests import AgentManifestStore, KnownAgent
 from memory.api_keys import ApiKeyStore
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault
+from runtime.intent_link_keys import intent_links_for
 from runtime.settings import Settings
-from runtime.workflow_ids import intent_links_for
 
 
 @dataclass

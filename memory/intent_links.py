@@ -12,7 +12,7 @@ The key (the keyed hash is memory/opaque_refs.py's ``keyed_token``, as for the o
 workflow ids):
 
 - with payload encryption (AGENT_MEMORY_PAYLOAD_KEYS_FILE), a secret derived from the
-  system ids key (runtime/payload_keys.py, runtime/workflow_ids.py intent_links_for):
+  system ids key (runtime/payload_keys.py, runtime/intent_link_keys.py intent_links_for):
   whoever reads the database without the keys file cannot confirm a guessed intent id,
   even after its entries are forgotten;
 - without it there is no secret to key with, and a fixed public key stands in: the

@@ -73,7 +73,7 @@ class PostgresMemoryStore:
         intent_links: IntentLinks | None = None,
     ) -> None:
         """``intent_links``: the key linking events to OpenIntent intents; every store of
-        one deployment passes the same (runtime/workflow_ids.py intent_links_for, and a
+        one deployment passes the same (runtime/intent_link_keys.py intent_links_for, and a
         store made from another passes ``other.db.intent_links``)."""
         self.engine = engine
         self.limits = limits or StoreLimits()

@@ -321,8 +321,8 @@ async def open_store() -> AsyncIterator[PostgresMemoryStore]:
     """The store over DATABASE_URL (database_engine), its engine disposed on leaving:
     for an action that does more than one store call."""
     from memory.store import PostgresMemoryStore
+    from runtime.intent_link_keys import intent_links_for
     from runtime.settings import Settings
-    from runtime.workflow_ids import intent_links_for
 
     engine = database_engine()
     try:

@@ -31,8 +31,9 @@ from memoryctl.dev_server import temporal_dev_server
 from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
 from runtime.binaries import temporal_cli
 from runtime.client import connect_when_ready
+from runtime.intent_link_keys import intent_links_for
 from runtime.settings import DEFAULT_TASK_QUEUE, Settings
-from runtime.workflow_ids import intent_links_for, workflow_ids_for
+from runtime.workflow_ids import workflow_ids_for
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamResult
 from worker import serving_worker

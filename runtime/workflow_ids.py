@@ -13,12 +13,11 @@ configuration: DreamWorkflow asks the worker for its children's ids
 (activities/workflow_id_activities.py).
 
 The events' links to OpenIntent intents (memory/intent_links.py) are keyed from the same
-keys file, by a secret of their own (``intent_links_for``).
+keys file, by a secret of their own (runtime/intent_link_keys.py).
 """
 
 from __future__ import annotations
 
-from memory.intent_links import IntentLinks
 from memory.opaque_refs import keyed_token
 from runtime.payload_keys import cached_keyring
 from runtime.settings import Settings
@@ -90,11 +89,3 @@ def workflow_ids_for(settings: Settings) -> WorkflowIds:
     if not settings.payload_keys_file:
         return PLAIN
     return WorkflowIds(cached_keyring(settings.payload_keys_file).workflow_id_secret)
-
-
-def intent_links_for(settings: Settings) -> IntentLinks:
-    """Keyed by the keys file's intent-link secret when payloads are encrypted (derived
-    from the system ids key, like the workflow ids'), else the public fallback key."""
-    if not settings.payload_keys_file:
-        return IntentLinks()
-    return IntentLinks(cached_keyring(settings.payload_keys_file).intent_link_secret)

@@ -3,6 +3,7 @@ variables stay in the store's run record, the history holds ids and counts."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from temporalio.testing import WorkflowEnvironment
@@ -30,3 +31,47 @@ async def test_no_fixture_text_reaches_the_runs_history(
         text = searchable_text(history.to_json())
         content = run["variables"]["memoryReadback"]["content"]
         assert content not in text and "Round-trip note" not in text and "byok-" not in text
+
+
+async def test_cancel_started_with_the_run_leaves_one_consistent_outcome(running_api) -> None:
+    """Side by side: a cancel sent while the fixture's activity writes and finishes.
+    Whichever takes the run's row first wins; the run then has exactly one terminal
+    event, the one its status says, and a run that was cancelled has no outcome
+    written after it (the activity's finish changes nothing)."""
+    tenant = "cancel" + uuid.uuid4().hex[:8]
+    terminal_of = {
+        "completed": "run.completed",
+        "failed": "run.failed",
+        "cancelled": "run.cancelled",
+    }
+    async with await running_api.client_for(tenant) as http:
+
+        async def start_and_cancel(delay_s: float) -> tuple[int, str]:
+            created = await http.post("/v1/runs", json={"workflowId": "conformance-noop"})
+            run_id = created.json()["runId"]
+            await asyncio.sleep(delay_s)
+            cancelled = await http.post(f"/v1/runs/{run_id}/cancel")
+            return cancelled.status_code, run_id
+
+        # From at once (the cancel wins) to well after the run's usual length (the
+        # activity's finish wins), with the close calls in between.
+        delays = [0.0, 0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 3.0, 3.0]
+        outcomes = await asyncio.gather(*(start_and_cancel(d) for d in delays))
+        seen = set()
+        for status_code, run_id in outcomes:
+            assert status_code in (200, 409)
+            settled = await http.get(f"/v1/runs/{run_id}/events/poll", params={"timeout": 10})
+            while not settled.json()["isTerminal"]:
+                settled = await http.get(f"/v1/runs/{run_id}/events/poll", params={"timeout": 10})
+            await asyncio.sleep(0.3)  # let a losing activity try to finish the run
+            snapshot = (await http.get(f"/v1/runs/{run_id}")).json()
+            events = (await http.get(f"/v1/runs/{run_id}/events")).json()["events"]
+            types = [event["type"] for event in events]
+            ends = [t for t in types if t in terminal_of.values()]
+            assert ends == [terminal_of[snapshot["status"]]] == [types[-1]], (run_id, types)
+            assert (status_code == 200) == (snapshot["status"] == "cancelled")
+            if snapshot["status"] == "cancelled":
+                assert "memoryReadback" not in snapshot["variables"]
+            seen.add(snapshot["status"])
+    # Both orders happened: the cancel that came first and the finish that did.
+    assert seen == {"completed", "cancelled"}

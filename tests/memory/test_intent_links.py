@@ -54,9 +54,9 @@ def test_with_a_payload_keys_file_the_link_is_keyed_by_its_own_secret(tmp_path) 
     import base64
     import json
 
+    from runtime.intent_link_keys import intent_links_for
     from runtime.payload_keys import cached_keyring
     from runtime.settings import Settings
-    from runtime.workflow_ids import intent_links_for
 
     keys = tmp_path / "payload-keys.json"
     key = base64.b64encode(b"\x01" * 32).decode()
