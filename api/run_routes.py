@@ -28,7 +28,7 @@ from api.errors import ApiError, not_found
 from api.run_event_stream import RunLog, event_doc, sse_stream, wait_for_events
 from api.run_ids import bare_run_id, run_path, wire_run_id
 from api.wire_version import wire_major
-from memory.fixture_runs.records import FixtureOutcome, RunEvent, RunRecord
+from memory.fixture_runs.records import FixtureOutcome, RunEvent, RunRecord, possible_run_id
 from memory.store import PostgresMemoryStore
 from schemas.base import WireModel, format_instant
 from schemas.fixture_runs import (
@@ -169,13 +169,18 @@ def _cursor(record: RunRecord) -> str:
 
 
 def _after(cursor: str) -> tuple[datetime, str]:
+    refused = ApiError(
+        400, "validation_error", "cursor: not a cursor this host issued", field="cursor"
+    )
     try:
         at, run_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        return datetime.fromisoformat(at), str(run_id)
+        instant = datetime.fromisoformat(at)
     except (ValueError, TypeError, binascii.Error):
-        raise ApiError(
-            400, "validation_error", "cursor: not a cursor this host issued", field="cursor"
-        ) from None
+        raise refused from None
+    # Decoded from the client: only a real run id and an aware instant reach the query.
+    if not isinstance(run_id, str) or not possible_run_id(run_id) or instant.tzinfo is None:
+        raise refused
+    return instant, run_id
 
 
 @router.get(
@@ -190,7 +195,9 @@ async def list_runs(
     request: Request,
     limit: Annotated[int, Query(ge=1)] = 20,
     cursor: Annotated[str | None, Query(min_length=1, max_length=2048)] = None,
-    workflow_id: Annotated[str | None, Query(alias="workflowId", max_length=200)] = None,
+    workflow_id: Annotated[
+        str | None, Query(alias="workflowId", pattern=r"^[A-Za-z0-9._~:-]{1,128}$")
+    ] = None,
     status: Annotated[str | None, Query(pattern="^(running|completed|failed|cancelled)$")] = None,
 ) -> RunListResponse:
     size = min(limit, MAX_RUN_PAGE)  # clamped to the advertised maxPageSize
@@ -220,7 +227,7 @@ async def poll_run_events(
     tenant: Tenant,
     request: Request,
     run_id: str,
-    after_sequence: Annotated[int | None, Query(alias="afterSequence", ge=0)] = None,
+    after_sequence: Annotated[int | None, Query(alias="afterSequence", ge=0, le=2**31 - 1)] = None,
     wait_s: Annotated[int, Query(alias="timeout", ge=1, le=60)] = 30,
 ) -> PollEventsResponse:
     record = await _owned(api, tenant, run_id)

@@ -7,6 +7,8 @@ or percent-encoded; v2 errors are the closed v2 envelope with registered codes."
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 from urllib.parse import quote
 
@@ -166,3 +168,15 @@ async def test_the_sse_stream_ends_after_the_terminal_event(target: Target) -> N
     assert not resumed.text.startswith("id: 0")  # resumes after the given sequence
     assert bad_mode.status_code == 400
     assert bad_mode.json()["details"]["supported"] == ["updates"]
+
+
+async def test_run_list_filters_and_cursors_that_could_not_be_issued_are_refused(
+    target: Target,
+) -> None:
+    """Found by the HTTP fuzz: a NUL in workflowId reached PostgreSQL (a 503)."""
+    forged = base64.urlsafe_b64encode(json.dumps(["2026-01-01T00:00:00", "x\u0000"]).encode())
+    async with target.client(target.key_a, V2) as http:
+        nul = await http.get("/runs", params={"workflowId": "conformance-noop\u0000"})
+        naive = await http.get("/runs", params={"cursor": forged.decode().rstrip("=")})
+    assert nul.status_code == 400 and nul.json()["details"]["field"] == "workflowId"
+    assert naive.status_code == 400 and naive.json()["details"]["field"] == "cursor"
