@@ -116,6 +116,12 @@ async def _owned(api: Api, tenant: str, raw_run_id: str) -> RunRecord:
     return record
 
 
+async def _log(api: Api, tenant: str, request: Request, raw_run_id: str) -> RunLog:
+    record = await _owned(api, tenant, raw_run_id)
+    wire_id = wire_run_id(wire_major(request), tenant, record.run_id)
+    return RunLog(api.store.fixture_runs, tenant, record.run_id, wire_id)
+
+
 @router.post(
     "/runs",
     status_code=201,
@@ -230,15 +236,13 @@ async def poll_run_events(
     after_sequence: Annotated[int | None, Query(alias="afterSequence", ge=0, le=2**31 - 1)] = None,
     wait_s: Annotated[int, Query(alias="timeout", ge=1, le=60)] = 30,
 ) -> PollEventsResponse:
-    record = await _owned(api, tenant, run_id)
-    wire_id = wire_run_id(wire_major(request), tenant, record.run_id)
-    log = RunLog(api.store.fixture_runs, tenant, record.run_id, wire_id)
+    log = await _log(api, tenant, request, run_id)
     after = -1 if after_sequence is None else after_sequence
     events, status = await wait_for_events(log, after, wait_s, TERMINAL_STATUSES.__contains__)
     everything = await log.after(-1)
     return PollEventsResponse(
-        run_id=wire_id,
-        events=tuple(event_doc(wire_id, record.run_id, e) for e in events),
+        run_id=log.wire_run_id,
+        events=tuple(event_doc(log.wire_run_id, log.run_id, e) for e in events),
         last_sequence=everything[-1].sequence if everything else -1,
         status=status,
         is_terminal=status in TERMINAL_STATUSES,
@@ -262,12 +266,10 @@ async def run_events(
     resumable: Annotated[bool | None, Query()] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=32)] = None,
 ) -> Any:
-    record = await _owned(api, tenant, run_id)
-    wire_id = wire_run_id(wire_major(request), tenant, record.run_id)
-    log = RunLog(api.store.fixture_runs, tenant, record.run_id, wire_id)
+    log = await _log(api, tenant, request, run_id)
     if "text/event-stream" not in request.headers.get("accept", ""):
         events = await log.after(-1)
-        return RunEvents(events=tuple(event_doc(wire_id, record.run_id, e) for e in events))
+        return RunEvents(events=tuple(event_doc(log.wire_run_id, log.run_id, e) for e in events))
     if stream_mode not in (None, "updates"):
         raise ApiError(
             400,

@@ -130,17 +130,7 @@ async def read_events(
     )
     if types:
         query = query.where(ev.c.type.in_(list(types)))
-    result = await connection.execute(query)
-    return [
-        EventRecord(
-            memory_ref=row.memory_ref,
-            seq=row.seq,
-            type=row.type,
-            payload=row.payload,
-            occurred_at=row.occurred_at,
-        )
-        for row in result
-    ]
+    return _records(await connection.execute(query))
 
 
 async def read_intent_events(
@@ -168,7 +158,10 @@ async def read_intent_events(
     )
     if since is not None:
         query = query.where(ev.c.occurred_at > since)
-    result = await connection.execute(query)
+    return _records(await connection.execute(query))
+
+
+def _records(rows: Any) -> list[EventRecord]:
     return [
         EventRecord(
             memory_ref=row.memory_ref,
@@ -177,5 +170,5 @@ async def read_intent_events(
             payload=row.payload,
             occurred_at=row.occurred_at,
         )
-        for row in result
+        for row in rows
     ]
