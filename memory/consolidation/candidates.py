@@ -102,11 +102,17 @@ def _lsh_pairs(
     with lsh.insertion_session(buffer_size=50_000) as session:
         for i in indexed:
             session.insert(i, minhashes[i], check_duplication=False)
+    # The block's signatures as one matrix, built once: ranking a long candidate list
+    # picks its rows in C instead of stacking them anew for every entry (a template
+    # block of thousands made that quadratic in Python).
+    signatures_of = (
+        HashMatrix(indexed, minhashes) if len(indexed) > MAX_CANDIDATES_PER_ENTRY else None
+    )
     for i in indexed:
         mine = _present(minhashes[i])
         found = [j for j in lsh.query(mine) if j > i]
-        if len(found) > MAX_CANDIDATES_PER_ENTRY:
-            found = _most_similar(mine, sorted(found), minhashes)
+        if signatures_of is not None and len(found) > MAX_CANDIDATES_PER_ENTRY:
+            found = signatures_of.most_similar(mine, sorted(found))
         yield from ((i, j) for j in found)
 
 
@@ -137,15 +143,22 @@ def conflict_pairs(
     return sorted(pairs)
 
 
-def _most_similar(
-    mine: MinHash, found: list[int], minhashes: Sequence[MinHash | None]
-) -> list[int]:
-    """The MAX_CANDIDATES_PER_ENTRY candidates with the highest estimated Jaccard
-    (share of equal MinHash values), ties by position."""
-    values = numpy.vstack([_present(minhashes[j]).hashvalues for j in found])
-    similarity = (values == mine.hashvalues).sum(axis=1)
-    order = numpy.lexsort((numpy.asarray(found), -similarity))
-    return [found[k] for k in order[:MAX_CANDIDATES_PER_ENTRY]]
+class HashMatrix:
+    """The MinHash values of a block's entries, one row per entry position."""
+
+    def __init__(self, positions: Sequence[int], minhashes: Sequence[MinHash | None]) -> None:
+        self.row_of = numpy.full(max(positions) + 1, -1, dtype=numpy.int64)
+        self.row_of[numpy.asarray(positions)] = numpy.arange(len(positions))
+        self.values = numpy.vstack([_present(minhashes[i]).hashvalues for i in positions])
+
+    def most_similar(self, mine: MinHash, found: list[int]) -> list[int]:
+        """The MAX_CANDIDATES_PER_ENTRY candidates with the highest estimated Jaccard
+        (share of equal MinHash values), ties by position."""
+        positions = numpy.asarray(found)
+        rows = self.values[self.row_of[positions]]
+        similarity = (rows == mine.hashvalues).sum(axis=1)
+        order = numpy.lexsort((positions, -similarity))
+        return [found[k] for k in order[:MAX_CANDIDATES_PER_ENTRY]]
 
 
 def _frame(fact: FactText) -> frozenset[str]:
