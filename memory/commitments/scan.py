@@ -171,15 +171,20 @@ async def infer_commitments(
         kinds[outcome.condition] += 1
     created: list[str] = []
     if records:
-        inserted = await connection.execute(
-            pg_insert(C)
-            .values(records)
-            # Known already: the same commitment id, or a live (armed or proposed)
-            # commitment of the same promise (uq_commitments_live_promise, 0011/0014).
-            .on_conflict_do_nothing()
-            .returning(C.c.commitment_id)
-        )
-        created = list(inserted.scalars())
+        # One multi-row statement binds a parameter per column per row, and the driver
+        # stops at 32,767: a first scan of a large memory inserts in batches below it
+        # (all in this transaction, so the scan still commits or vanishes as one).
+        per_batch = max(1, MAX_BOUND_PARAMETERS // len(records[0]))
+        for start in range(0, len(records), per_batch):
+            inserted = await connection.execute(
+                pg_insert(C)
+                .values(records[start : start + per_batch])
+                # Known already: the same commitment id, or a live (armed or proposed)
+                # commitment of the same promise (uq_commitments_live_promise, 0011/0014).
+                .on_conflict_do_nothing()
+                .returning(C.c.commitment_id)
+            )
+            created += inserted.scalars()
         # Announced in the same transaction: an inference an operator can audit (and
         # cancel) before it fires, content-free like commitment.fired.
         fresh = set(created)
@@ -217,6 +222,10 @@ async def infer_commitments(
         predicate_commitments=kinds["predicate"],
         watermark=scanned_through,
     )
+
+
+# Below asyncpg's 32,767 bound parameters per statement, with room to spare.
+MAX_BOUND_PARAMETERS = 30_000
 
 
 def _record(

@@ -365,3 +365,28 @@ async def test_a_firing_held_up_by_an_outage_is_as_late_as_its_claim(
     clock.now = row.next_at + timedelta(hours=3)
     outcome = await _fire(book, ref, row.commitment_id, row.next_at, row.next_at)
     assert outcome.status == "missed" and await _fired_events(book, ref) == []
+
+
+async def test_a_first_scan_past_the_drivers_parameter_limit_commits(
+    book: PostgresMemoryStore,
+) -> None:
+    """Issue 24: a memoryRef's first inference over more commitment-like entries than
+    one statement can bind (each commitment row binds about 20 parameters; 2,000 of them
+    are past 32,767) inserted them in one statement and failed on every retry. In
+    batches, every commitment is recorded once and announced once."""
+    ref = unique_ref()
+    # Semantic: the episodic tier's 1,000-entry cap would evict half of them.
+    entries = [
+        note(f"Remind me on Friday to send the report for account {n}", tier=Tier.SEMANTIC)
+        for n in range(2000)
+    ]
+    for start in range(0, len(entries), 1000):
+        await book.put_many(ref, entries[start : start + 1000])
+    result = await _infer(book, ref)
+    assert (result.scanned, result.created, result.already_known) == (2000, 2000, 0)
+    inferred, after = [], 0
+    while page := await book.events(ref, after_seq=after, types=["commitment.inferred"]):
+        inferred += page
+        after = page[-1].seq
+    assert len({e.payload["commitmentId"] for e in inferred}) == len(inferred) == 2000
+    assert (await _infer(book, ref)).created == 0  # the watermark moved: nothing again
