@@ -16,24 +16,14 @@ from memory.opaque_refs import keyed_token
 from memory.store import PostgresMemoryStore
 from runtime.workflow_ids import WorkflowIds
 from schemas.consolidation import ConsolidateMemoryRequest
-from schemas.events import EventType
+from schemas.events import LIFECYCLE_TYPES
 from schemas.memory_entry import ForgetRequest, Tier
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note, unique_ref
 
 INTENT = "intent_01HABC: close the Q3 books"
 SCOPED = {"openintent": {"scope": {"intent_id": INTENT, "task_id": "task-9"}}}
-LIFECYCLE = {
-    t.value
-    for t in (
-        EventType.MEMORY_CREATED,
-        EventType.MEMORY_UPDATED,
-        EventType.MEMORY_DELETED,
-        EventType.MEMORY_ARCHIVED,
-        EventType.MEMORY_EVICTED,
-        EventType.MEMORY_EXPIRED,
-    )
-}
+LIFECYCLE = {t.value for t in LIFECYCLE_TYPES}
 
 
 def test_the_digest_is_keyed_tenant_bound_and_the_workflow_ids_helper() -> None:
