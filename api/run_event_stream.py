@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from memory.fixture_runs.records import FixtureRuns, LoggedEvent
 from schemas.base import format_instant
-from schemas.run_wire import TERMINAL_EVENTS, RunEventDoc
+from schemas.run_wire import TERMINAL_EVENTS, TERMINAL_STATUSES, RunEventDoc
 
 STEP_S = 0.25
 KEEP_ALIVE_S = 15.0
@@ -54,14 +54,17 @@ class RunLog:
 
 
 async def wait_for_events(
-    log: RunLog, after: int, timeout_s: float, terminal: Callable[[str], bool]
+    log: RunLog, after: int, timeout_s: float
 ) -> tuple[list[LoggedEvent], str]:
-    """Events after ``after``, waiting up to ``timeout_s`` for one while the run lives."""
+    """The run's whole log and its status, once it holds an event after ``after``, the
+    run has ended, or ``timeout_s`` has passed (a fixture's log is a few events, so the
+    caller takes both the page and the last sequence from one read)."""
     deadline = time.monotonic() + timeout_s
     while True:
         status = await log.status()
-        events = await log.after(after)
-        if events or terminal(status) or time.monotonic() >= deadline:
+        events = await log.after(-1)
+        fresh = bool(events) and events[-1].sequence > after
+        if fresh or status in TERMINAL_STATUSES or time.monotonic() >= deadline:
             return events, status
         await asyncio.sleep(STEP_S)
 
@@ -83,7 +86,7 @@ async def sse_stream(log: RunLog, after: int) -> AsyncIterator[str]:
             last_sent = time.monotonic()
             if event.type in TERMINAL_EVENTS:
                 return
-        if not events and await log.status() in ("completed", "failed", "cancelled"):
+        if not events and await log.status() in TERMINAL_STATUSES:
             # Resumed past the terminal event: nothing more will come.
             return
         if time.monotonic() - last_sent >= KEEP_ALIVE_S:

@@ -32,14 +32,11 @@ def run_path(major: int | None, tenant: str, run_id: str) -> str:
 
 def bare_run_id(raw: str, tenant: str) -> str:
     """The stored run id a path segment names for ``tenant``."""
-    try:
-        decoded = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), raw)
-    except ValueError:  # pragma: no cover - two hex digits always fit a byte
-        decoded = raw
     if "~" in _ESCAPE.sub("", raw):
         raise ApiError(
             400, "validation_error", "runId: '~' must be followed by two hex digits", field="runId"
         )
+    decoded = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), raw)
     if "/" not in decoded:
         return decoded
     bound_tenant, _, bare = decoded.partition("/")
