@@ -41,9 +41,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.distiller import LINE_PREFIX
-from memory.event_log import PendingEvent, append_events, removal_event
+from memory.event_log import REMOVED_COLUMNS, PendingEvent, append_events, removal_event
 from memory.forgotten_tags import erase_tag_names
-from memory.intent_links import IntentLinks, intent_id_column
+from memory.intent_links import IntentLinks
 from memory.lineage import DISTILLED, derived_from, earliest_expiry
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.scope import scoped
@@ -366,11 +366,7 @@ async def _delete_rows(connection: AsyncConnection, state: ErasurePass) -> None:
         await connection.execute(
             delete(E)
             .where(scoped(E, state.ref), E.c.id == any_(texts("erased", sorted(state.erased))))
-            .returning(
-                *(E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version),
-                E.c.tags,
-                intent_id_column(E),
-            )
+            .returning(*REMOVED_COLUMNS, E.c.tags)
         )
     ).all()
     state.erased_tags = {tag for row in removed for tag in row.tags}

@@ -21,7 +21,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.intent_links import IntentLinks
+from memory.intent_links import IntentLinks, intent_id_column
 from memory.scope import scoped, tenant_scoped
 from memory.sql_arrays import texts
 from schemas.base import WireModel
@@ -37,6 +37,15 @@ class PendingEvent:
     dedupe_key: str | None = None
     # The link to the OpenIntent intent the entry is scoped to: its digest, never its id.
     intent: str | None = None
+
+
+# What a deletion returns to describe each removed entry in its lifecycle event (with
+# the OpenIntent intent it was scoped to, memory/intent_links.py).
+_E = tables.entries
+REMOVED_COLUMNS = (
+    *(_E.c.memory_ref, _E.c.id, _E.c.tier, _E.c.namespace, _E.c.key, _E.c.version),
+    intent_id_column(_E),
+)
 
 
 def removal_event(row: Any, event_type: EventType, reason: str, links: IntentLinks) -> PendingEvent:

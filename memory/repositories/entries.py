@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.capacity import evict_over_capacity
-from memory.event_log import PendingEvent, append_events, append_removal_events
+from memory.event_log import REMOVED_COLUMNS, PendingEvent, append_events, append_removal_events
 from memory.field_redaction import (
     redact_metadata,
     redact_tags,
@@ -30,7 +30,7 @@ from memory.field_redaction import (
     refuse_secret_in_attribution,
 )
 from memory.input_gate import ENTRY_ID, MAX_INT32, checked, checked_int, checked_value
-from memory.intent_links import IntentLinks, intent_id_column
+from memory.intent_links import IntentLinks
 from memory.locks import lock, memory_ref_order, tier_capacity
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.repositories.limits import StoreLimits
@@ -55,12 +55,6 @@ from schemas.memory_entry import (
 from schemas.memory_ref import MemoryRef
 
 E = tables.entries
-# What a deletion returns to describe each removed entry in its lifecycle event (with
-# the OpenIntent intent it was scoped to, memory/intent_links.py).
-REMOVED_COLUMNS = (
-    *(E.c.memory_ref, E.c.id, E.c.tier, E.c.namespace, E.c.key, E.c.version),
-    intent_id_column(E),
-)
 
 
 def new_entry_id() -> str:

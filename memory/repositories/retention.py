@@ -13,11 +13,10 @@ from datetime import timedelta
 from sqlalchemy import delete, func, select
 
 from memory import tables
-from memory.event_log import append_removal_events
+from memory.event_log import REMOVED_COLUMNS, append_removal_events
 from memory.input_gate import MAX_INT32, checked_int
 from memory.redaction import MemorySecretRegistry
 from memory.removal_reason import declare_removal_reason
-from memory.repositories.entries import REMOVED_COLUMNS
 from memory.repositories.erasure import Erasure
 from memory.scope import all_tenants, scoped
 from memory.transactions import Database
