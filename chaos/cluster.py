@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from temporalio.client import Client
+
 from memory.embedded import asyncpg_url_for, start_embedded_postgres
 from memoryctl.dev_server import dev_server_command
 
@@ -75,15 +77,24 @@ class TemporalServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     async def start(self) -> None:
+        """Start, and return once the frontend answers: an open port alone is not
+        enough (a connect then fails with "Frontend is not healthy yet")."""
         command = dev_server_command(self.state, self.port, None, log_level="error")
         self.process = await asyncio.to_thread(self._spawn, command)
         for _ in range(300):
             if self.process.poll() is not None:
                 raise RuntimeError(f"temporal dev server exited; see {self.state / 'temporal.log'}")
-            if _port_open(self.port):
+            if _port_open(self.port) and await self._serving():
                 return
             await asyncio.sleep(0.1)
-        raise RuntimeError("temporal dev server did not open its port within 30 s")
+        raise RuntimeError("temporal dev server did not serve within 30 s")
+
+    async def _serving(self) -> bool:
+        try:
+            await Client.connect(self.address)  # asks the frontend for its system info
+        except RuntimeError:
+            return False
+        return True
 
     def _spawn(self, command: list[str]) -> subprocess.Popen[bytes]:
         with (self.state / "temporal.log").open("ab") as log:
