@@ -226,12 +226,14 @@ async def _injection_budget(run: _Run) -> None:
     oversize = await run.write(
         ref, NewMemoryEntry(content=_words(BUDGET_OVERSIZE_WORDS, "oversize")), store=stepped
     )
-    for n in range(3):
+    fillers = [
         await run.write(
             ref,
             NewMemoryEntry(content=_words(BUDGET_FILLER_WORDS, f"filler{n}-")),
             store=stepped,
         )
+        for n in range(3)
+    ]
     value = "byok-" + secrets.token_hex(16)
     run.secrets.register("conformance-byok", value)
     sr1 = await run.write(ref, NewMemoryEntry(content=f"The vendor key is {value}."), store=stepped)
@@ -258,6 +260,19 @@ async def _injection_budget(run: _Run) -> None:
         crossTenantBudgetedProbe=[entry_ref(ref, e.id) for e in crossed],
         tokenCounter=TOKENIZER_NAME,
     )
+    if run.store.searches.semantic:
+        # Only with the semantic mode advertised (RFC 0113 §3): the whole set by recency,
+        # and by relevance to the oldest filler's own words, so the two must differ.
+        everything = await run.store.list(ref)
+        relevant = await run.store.list(
+            ref,
+            MemoryListOptions(
+                rank="relevance", query=fillers[0].content, limit=max(1, len(everything))
+            ),
+        )
+        run.outcome.variables.update(
+            recencyOrder=[e.id for e in everything], relevanceOrder=[e.id for e in relevant]
+        )
 
 
 ACTIONS: dict[str, Callable[[_Run], Awaitable[None]]] = {

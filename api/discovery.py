@@ -62,8 +62,10 @@ def satisfied_dimensions(state: LiveState) -> dict[MemoryDimension, bool]:
 
 
 def discovery_document(
-    state: LiveState, *, task_queue: str, max_entry_bytes: int
+    state: LiveState, *, task_queue: str, max_entry_bytes: int, semantic_search: bool
 ) -> DiscoveryDocument:
+    """``semantic_search``: the store has an embedding model, so hybrid search and the
+    RFC 0113 relevance rank work (memory/repositories/search.py)."""
     store = state.database
     workflows = store and state.worker
     dimensions = satisfied_dimensions(state)
@@ -78,7 +80,10 @@ def discovery_document(
             writable=store,
             max_entry_size_bytes=max_entry_bytes,
             ttl_supported=store,
-            search=SearchCapability(supported=store, modes=("filter",) if store else ()),
+            search=SearchCapability(
+                supported=store,
+                modes=(("semantic", "filter") if semantic_search else ("filter",)) if store else (),
+            ),
             retention=RetentionCapability(ttl=store, forget=store),
             attribution=AttributionCapability(supported=store, emits_write_events=store),
             # Host-managed dreams, and client-requested through the RFC 0012 seam.

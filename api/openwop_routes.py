@@ -55,6 +55,7 @@ async def discovery(api: Api, request: Request) -> DiscoveryDocument | Discovery
         state,
         task_queue=api.settings.task_queue,
         max_entry_bytes=api.store.limits.max_content_bytes,
+        semantic_search=api.store.searches.semantic,
     )
     return discovery_document_v2(v1) if wire_major(request) == 2 else v1
 

@@ -521,6 +521,7 @@ def operations(
                 await probe.state(),
                 task_queue=settings.task_queue,
                 max_entry_bytes=store.limits.max_content_bytes,
+                semantic_search=store.searches.semantic,
             )
 
         return call

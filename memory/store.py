@@ -13,13 +13,17 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Literal
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory.adapter import HostMemoryStore
 from memory.commitments.store import CommitmentStore
+from memory.embeddings.choice import configured_embedder
+from memory.embeddings.model import Embedder
 from memory.fixture_runs.records import FixtureRuns
+from memory.input_gate import checked
 from memory.intent_links import IntentLinks
 from memory.redaction import MemorySecretRegistry
 from memory.repositories.consolidation import Consolidations
@@ -30,7 +34,9 @@ from memory.repositories.events import Events
 from memory.repositories.limits import StoreLimits
 from memory.repositories.queries import EntryQueries
 from memory.repositories.retention import Retention
+from memory.repositories.search import EntrySearch
 from memory.repositories.snapshots import Snapshots
+from memory.repositories.vectors import EntryVectors
 from memory.snapshots import SnapshotItem
 from memory.transactions import Database, utc_now
 from schemas.consolidation import (
@@ -52,6 +58,7 @@ from schemas.memory_entry import (
     Tier,
 )
 from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
+from schemas.search import SearchRequest, SearchResult
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_io import GarbageReport, IndexDigest
 
@@ -71,15 +78,22 @@ class PostgresMemoryStore:
         clock: Callable[[], datetime] = utc_now,
         id_factory: Callable[[], str] = new_entry_id,
         intent_links: IntentLinks | None = None,
+        embedder: Embedder | Literal["configured"] | None = "configured",
     ) -> None:
         """``intent_links``: the key linking events to OpenIntent intents; every store of
         one deployment passes the same (runtime/intent_link_keys.py intent_links_for, and a
-        store made from another passes ``other.db.intent_links``)."""
+        store made from another passes ``other.db.intent_links``). ``embedder``: the model
+        that gives entries their vectors; by default the one the environment configures
+        (memory/embeddings/choice.py), ``None`` for none (search is then full-text only)."""
         self.engine = engine
         self.limits = limits or StoreLimits()
         self.db = Database(engine, clock, intent_links)
-        self.queries = EntryQueries(self.db, self.limits)
-        self.entries = EntryWrites(self.db, self.limits, id_factory)
+        self.vectors = EntryVectors(
+            self.db, configured_embedder() if embedder == "configured" else embedder
+        )
+        self.searches = EntrySearch(self.db, self.vectors)
+        self.queries = EntryQueries(self.db, self.limits, self.searches)
+        self.entries = EntryWrites(self.db, self.limits, self.vectors, id_factory)
         self.erasure = Erasure(self.db)
         self.retention = Retention(self.db, self.erasure)
         self.snapshots = Snapshots(self.db)
@@ -129,6 +143,13 @@ class PostgresMemoryStore:
     async def count(self, memory_ref: Ref, query: MemoryQuery | None = None) -> int:
         ref = _try(memory_ref)
         return await self.queries.count(ref, query) if ref else 0
+
+    async def search(self, memory_ref: Ref, request: SearchRequest) -> SearchResult:
+        """Hybrid search over one memoryRef (memory/repositories/search.py)."""
+        ref = _try(memory_ref)
+        if ref is None:
+            return SearchResult(mode=checked(SearchRequest, request).mode, hits=())
+        return await self.searches.search(ref, request)
 
     # ------------------------------------------------------------------ writes
 

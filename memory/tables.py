@@ -4,10 +4,12 @@ Alembic migrations in memory/migrations/ (these mirror them; a test checks they 
 
 from __future__ import annotations
 
+from pgvector.sqlalchemy import VECTOR
 from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Computed,
     DateTime,
     ForeignKeyConstraint,
     Integer,
@@ -18,7 +20,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
 metadata = MetaData()
 
@@ -55,6 +57,35 @@ entries = Table(
     Column("corroboration", Integer, nullable=False, server_default="1"),
     Column("superseded_reason", Text),
     Column("consolidation_pass", Text),
+    # Migration 0018: the full-text terms of the content, kept by PostgreSQL itself.
+    Column(
+        "search_terms",
+        TSVECTOR,
+        Computed("to_tsvector('english'::regconfig, content)", persisted=True),
+    ),
+)
+
+# Every column of an entry a read returns: the derived search terms are for the
+# full-text index only, and would double the bytes of every whole-row read.
+entry_columns = tuple(column for column in entries.c if column.name != "search_terms")
+
+# Migration 0018: one vector per entry and embedding model (memory/embeddings/).
+embeddings = Table(
+    "memory_embeddings",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("entry_id", Text, primary_key=True),
+    Column("model", Text, primary_key=True),
+    Column("dimensions", Integer, nullable=False),
+    Column("content_sha256", Text, nullable=False),
+    Column("embedding", VECTOR(), nullable=False),
+    Column("embedded_at", DateTime(timezone=True), nullable=False),
+    ForeignKeyConstraint(
+        ["memory_ref", "entry_id"],
+        ["memory_entries.memory_ref", "memory_entries.id"],
+        ondelete="CASCADE",
+    ),
 )
 
 ref_heads = Table(

@@ -75,8 +75,10 @@ async def _discover() -> DiscoveryDocument:
             task_queue=settings.task_queue,
         )
         state = await probe.state()
+        semantic = store.searches.semantic
     return discovery_document(
         state,
         task_queue=settings.task_queue,
         max_entry_bytes=StoreLimits().max_content_bytes,
+        semantic_search=semantic,
     )

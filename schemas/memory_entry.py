@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints
 
 from schemas.base import Instant, WireModel
 from schemas.input_rules import CHECK_TEXT, Metadata, SafeText
@@ -78,8 +78,9 @@ class MemoryListOptions(WireModel):
     many cl100k_base tokens (the advertised memory.injectionBudget.tokenCounter), a
     prefix of the ranked list; an entry larger than the whole budget is left out whole,
     never cut. With ``limit`` too, whichever gives fewer entries. ``rank`` is "recency"
-    (the default, most recent first): "relevance" needs semantic search, which this host
-    does not offer yet, so it is refused rather than faked (RFC 0113 §3).
+    (the default, most recent first) or "relevance": the hybrid search ranking for
+    ``query`` (memory/repositories/search.py), refused by a store without an embedding
+    model rather than faked (RFC 0113 §3).
     """
 
     limit: int | None = Field(default=None, ge=1)
@@ -87,16 +88,6 @@ class MemoryListOptions(WireModel):
     token_budget: int | None = Field(default=None, ge=1, le=MAX_INJECTION_BUDGET)
     rank: Literal["recency", "relevance"] | None = None
     query: Annotated[str, StringConstraints(max_length=MAX_RELEVANCE_QUERY_CHARS)] | None = None
-
-    @field_validator("rank")
-    @classmethod
-    def _no_fabricated_relevance(cls, rank: str | None) -> str | None:
-        if rank == "relevance":
-            raise ValueError(
-                "'relevance' needs memory.search mode 'semantic', which this host does not "
-                "advertise; use 'recency'"
-            )
-        return rank
 
 
 class Attribution(WireModel):

@@ -34,6 +34,7 @@ from memory.intent_links import IntentLinks
 from memory.locks import lock, memory_ref_order, tier_capacity
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.repositories.limits import StoreLimits
+from memory.repositories.vectors import EntryVectors
 from memory.rows import live, to_host_entry
 from memory.scope import scoped
 from memory.transactions import Database
@@ -68,10 +69,15 @@ def _sha256(text: str) -> str:
 
 class EntryWrites:
     def __init__(
-        self, db: Database, limits: StoreLimits, id_factory: Callable[[], str] = new_entry_id
+        self,
+        db: Database,
+        limits: StoreLimits,
+        vectors: EntryVectors,
+        id_factory: Callable[[], str] = new_entry_id,
     ) -> None:
         self.db = db
         self.limits = limits
+        self.vectors = vectors
         self._new_id = id_factory
 
     async def put_many(
@@ -101,10 +107,14 @@ class EntryWrites:
             pending.extend(_write_events(ref, row, EventType.MEMORY_CREATED, attribution, links))
         capacity = self.limits.capacity
         capped_tiers = sorted({Tier(row["tier"]) for row in rows} & set(capacity), key=str)
+        # Embedded before the transaction opens (a model call never holds it), from the
+        # content as stored: SR-1 has run.
+        vectors = await self.vectors.compute([row["content"] for row in rows])
         async with self.db.writing(within) as connection:
             for tier in capped_tiers:
                 await lock(connection, tier_capacity(ref, tier))
             await _insert_rows(connection, rows)
+            await self.vectors.store(connection, rows, vectors, now)
             for tier in capped_tiers:
                 pending.extend(
                     await evict_over_capacity(
@@ -142,13 +152,14 @@ class EntryWrites:
         now = self.db.now()
         values = self._changed_values(changes, secrets, attribution, now)
         where = (scoped(E, ref), E.c.id == memory_id, live(now))
+        vectors = await self.vectors.compute([values["content"]] if "content" in values else [])
         async with self.db.writing(within) as connection:
             row = (
                 await connection.execute(
                     update(E)
                     .where(*where, E.c.version == expected_version)
                     .values(**values)
-                    .returning(*E.c)
+                    .returning(*tables.entry_columns)
                 )
             ).first()
             if row is None:
@@ -158,6 +169,7 @@ class EntryWrites:
                 if current is None:
                     raise EntryNotFound(memory_id)
                 raise VersionConflict(memory_id, expected_version, current)
+            await self.vectors.store(connection, [dict(row._mapping)], vectors, now)
             events = _write_events(
                 ref,
                 dict(row._mapping),

@@ -11,9 +11,10 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy import func, select, update
 
 from memory import tables
+from memory.entry_filters import entry_filters
 from memory.input_gate import (
     ENTRY_ID,
     LIST_MATCH,
@@ -23,10 +24,12 @@ from memory.input_gate import (
     read_query,
 )
 from memory.repositories.limits import StoreLimits
+from memory.repositories.search import EntrySearch
 from memory.rows import live, to_host_entry
 from memory.scope import scoped
 from memory.tokens import count_tokens
 from memory.transactions import Database
+from schemas.errors import InvalidInput
 from schemas.memory_entry import (
     MAX_LIST_LIMIT,
     HostMemoryEntry,
@@ -38,6 +41,8 @@ from schemas.memory_ref import MemoryRef
 
 E = tables.entries
 DEFAULT_LIST_LIMIT = 100
+# The openwop MemoryEntry's columns.
+_LISTED = (E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.expires_at)
 
 
 def within_budget(rows: Sequence[Any], budget: int) -> list[Any]:
@@ -58,9 +63,10 @@ def within_budget(rows: Sequence[Any], budget: int) -> list[Any]:
 
 
 class EntryQueries:
-    def __init__(self, db: Database, limits: StoreLimits) -> None:
+    def __init__(self, db: Database, limits: StoreLimits, search: EntrySearch) -> None:
         self.db = db
         self.limits = limits
+        self.search = search
 
     async def list(
         self, ref: MemoryRef, options: MemoryListOptions | None = None
@@ -73,16 +79,19 @@ class EntryQueries:
         # default page (many small entries), never past MAX_LIST_LIMIT.
         default = MAX_LIST_LIMIT if budgeted else DEFAULT_LIST_LIMIT
         limit = min(checked.limit or default, MAX_LIST_LIMIT)
-        query = (
-            select(E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.expires_at)
-            .where(scoped(E, ref), live(self.db.now()))
-            .order_by(E.c.created_at.desc(), E.c.id.desc())
-            .limit(limit)
-        )
-        if checked.tag is not None:
-            query = query.where(E.c.tags.contains([checked.tag]))
-        async with self.db.reading() as connection:
-            rows = (await connection.execute(query)).all()
+        if checked.rank == "relevance":
+            rows = await self._by_relevance(ref, checked, limit)
+        else:
+            query = (
+                select(*_LISTED)
+                .where(scoped(E, ref), live(self.db.now()))
+                .order_by(E.c.created_at.desc(), E.c.id.desc())
+                .limit(limit)
+            )
+            if checked.tag is not None:
+                query = query.where(E.c.tags.contains([checked.tag]))
+            async with self.db.reading() as connection:
+                rows = list((await connection.execute(query)).all())
         if checked.token_budget is not None:
             rows = within_budget(rows, checked.token_budget)
         return [
@@ -96,6 +105,25 @@ class EntryQueries:
             for row in rows
         ]
 
+    async def _by_relevance(
+        self, ref: MemoryRef, options: MemoryListOptions, limit: int
+    ) -> builtins.list[Any]:
+        """RFC 0113 rank "relevance": the hybrid search ranking for ``query``
+        (memory/repositories/search.py), at most ``limit`` deep."""
+        if not self.search.semantic:
+            raise InvalidInput("rank", "'relevance' needs semantic search; this host has none")
+        if not (options.query and options.query.strip()):
+            raise InvalidInput("query", "is required when rank is 'relevance'")
+        tags = (options.tag,) if options.tag is not None else ()
+        ranked = await self.search.rank(ref, options.query, MemoryQuery(tags_all=tags), limit)
+        ids = [hit.id for hit in ranked[:limit]]
+        if not ids:
+            return []
+        statement = select(*_LISTED).where(scoped(E, ref), live(self.db.now()), E.c.id.in_(ids))
+        async with self.db.reading() as connection:
+            found = {row.id: row for row in (await connection.execute(statement)).all()}
+        return [found[id_] for id_ in ids if id_ in found]
+
     async def get_entry(
         self, ref: MemoryRef, memory_id: str, *, touch: bool = True
     ) -> HostMemoryEntry | None:
@@ -103,7 +131,7 @@ class EntryQueries:
         if not possible(ENTRY_ID, memory_id):
             return None
         now = self.db.now()
-        hit = select(E).where(scoped(E, ref), E.c.id == memory_id, live(now))
+        hit = select(*tables.entry_columns).where(scoped(E, ref), E.c.id == memory_id, live(now))
         async with self.db.reading() as connection:
             row = (await connection.execute(hit)).first()
             # Record the access only for capacity-limited tiers, the only ones LRU
@@ -120,7 +148,7 @@ class EntryQueries:
     async def get_by_key(self, ref: MemoryRef, namespace: str, key: str) -> HostMemoryEntry | None:
         if not (possible(NAME, namespace) and possible(NAME, key)):
             return None
-        query = select(E).where(
+        query = select(*tables.entry_columns).where(
             scoped(E, ref), E.c.namespace == namespace, E.c.key == key, live(self.db.now())
         )
         async with self.db.reading() as connection:
@@ -133,8 +161,8 @@ class EntryQueries:
         if checked is None:
             return []
         statement = (
-            select(E)
-            .where(*self._filter(ref, checked))
+            select(*tables.entry_columns)
+            .where(*entry_filters(ref, checked, self.db.now()))
             .order_by(E.c.created_at.desc(), E.c.id.desc())
             .limit(checked.limit)
             .offset(checked.offset)
@@ -147,30 +175,6 @@ class EntryQueries:
         checked = read_query(query or MemoryQuery())
         if checked is None:
             return 0
-        statement = select(func.count()).where(*self._filter(ref, checked))
+        statement = select(func.count()).where(*entry_filters(ref, checked, self.db.now()))
         async with self.db.reading() as connection:
             return int((await connection.execute(statement)).scalar_one())
-
-    def _filter(self, ref: MemoryRef, query: MemoryQuery) -> builtins.list[ColumnElement[bool]]:
-        clauses = [scoped(E, ref), live(self.db.now())]
-        if query.tags_all:
-            clauses.append(E.c.tags.contains(list(query.tags_all)))
-        if query.tags_any:
-            clauses.append(E.c.tags.overlap(list(query.tags_any)))
-        if query.tier is not None:
-            clauses.append(E.c.tier == query.tier.value)
-        if query.namespace is not None:
-            clauses.append(E.c.namespace == query.namespace)
-        if query.pinned is not None:
-            clauses.append(E.c.pinned.is_(query.pinned))
-        if query.subject is not None:
-            clauses.append(E.c.subject == query.subject)
-        if query.key is not None:
-            clauses.append(E.c.key == query.key)
-        if query.namespace_prefix is not None:
-            clauses.append(E.c.namespace.startswith(query.namespace_prefix, autoescape=True))
-        if query.updated_after is not None:
-            clauses.append(E.c.updated_at > query.updated_after)
-        if query.updated_before is not None:
-            clauses.append(E.c.updated_at < query.updated_before)
-        return clauses

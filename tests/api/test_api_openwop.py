@@ -25,7 +25,7 @@ async def test_discovery_is_public_and_reports_the_live_model(running_api) -> No
     memory, agents = doc["memory"], doc["agents"]
     assert memory["supported"] is True and memory["writable"] is True
     assert memory["maxEntrySizeBytes"] == 65536
-    assert memory["search"] == {"supported": True, "modes": ["filter"]}
+    assert memory["search"] == {"supported": True, "modes": ["semantic", "filter"]}
     assert memory["retention"] == {"ttl": True, "forget": True}
     distillation = memory["distillation"]
     assert distillation["supported"] is True and distillation["maxTokenBudget"] >= 1

@@ -36,6 +36,8 @@ FACADE_NAMES = {
     "consolidations",
     "commitments",
     "fixture_runs",
+    "vectors",
+    "searches",
     # the openwop MemoryAdapter and the host reads
     "list",
     "get",
@@ -43,6 +45,7 @@ FACADE_NAMES = {
     "get_by_key",
     "query",
     "count",
+    "search",
     # writes
     "put",
     "put_many",

@@ -48,7 +48,7 @@ async def test_discovery_opens_every_memory_gate_with_and_without_credentials(
             "chars",
             "host-defined",
         }
-        # No semantic mode yet: the relevance legs must not be claimed.
-        assert "semantic" not in document["memory"]["search"].get("modes", [])
+        modes = document["memory"]["search"].get("modes", [])
+        assert len(set(modes)) == len(modes) and set(modes) <= {"semantic", "filter"}
     assert set(anonymous.json()["fixtures"]) >= set(FIXTURES)
     assert _gates(anonymous.json()) == _gates(signed.json())

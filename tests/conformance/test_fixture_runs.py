@@ -60,7 +60,12 @@ async def test_every_listed_fixture_runs_and_leaves_its_variables(target: Target
     assert REDACTED.search(budget["redactedContentSample"])
     assert budget["crossTenantBudgetedProbe"] == []
     assert budget["tokenCounter"] == "cl100k_base"
-    assert "recencyOrder" not in budget and "relevanceOrder" not in budget  # no fake ranking
+    if "semantic" in listed.json()["memory"]["search"].get("modes", []):
+        # The same set, ranked by recency and by relevance to a crafted query: they differ.
+        recency, relevance = budget["recencyOrder"], budget["relevanceOrder"]
+        assert sorted(recency) == sorted(relevance) and recency != relevance
+    else:  # without the semantic mode, no ranking may be fabricated
+        assert "recencyOrder" not in budget and "relevanceOrder" not in budget
 
 
 async def test_the_noop_runs_write_is_attributed_with_memory_written(target: Target) -> None:

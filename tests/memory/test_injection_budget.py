@@ -1,7 +1,8 @@
 """Budgeted reads (RFC 0113, MemoryListOptions.tokenBudget): the most recent entries
 whose contents fit the budget together, counted with the advertised tokenizer; an entry
 larger than the whole budget is left out whole (never truncated); SR-1 redaction and the
-tenant scope hold on the budgeted path; "relevance" is refused, not faked. Through the
+tenant scope hold on the budgeted path; "relevance" ranks by the hybrid search and needs
+a query. Through the
 store and over HTTP (GET /v1/host/memory), and as discovery advertises it."""
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ async def test_limit_and_budget_together_give_whichever_is_fewer(
     [
         ({"token_budget": 0}, "tokenBudget"),
         ({"token_budget": -5}, "tokenBudget"),
-        ({"rank": "relevance", "query": "invoices"}, "rank"),
+        ({"rank": "relevance"}, "query"),
+        ({"rank": "relevance", "query": "   "}, "query"),
         ({"rank": "random"}, "rank"),
     ],
 )
@@ -130,7 +132,19 @@ async def test_the_budgeted_read_over_http_and_its_advert(running_api, engine) -
         refused = await http.get(
             "/v1/host/memory", params={"memoryRef": ref, "tokenBudget": BUDGET, "rank": "relevance"}
         )
-        assert refused.status_code == 422 and refused.json()["field"] == "rank"
+        assert refused.status_code == 422 and refused.json()["field"] == "query"
+        relevant = await http.get(
+            "/v1/host/memory",
+            params={
+                "memoryRef": ref,
+                "tokenBudget": BUDGET,
+                "rank": "relevance",
+                "query": "filler1-0 filler1-1 filler1-2",
+            },
+        )
+        assert relevant.status_code == 200, relevant.text
+        assert relevant.json()["entries"][0]["id"] == ids["f1"]
+        assert relevant.json()["tokensUsed"] <= BUDGET
         advert = (await http.get("/.well-known/openwop")).json()["memory"]["injectionBudget"]
         assert advert == {"supported": True, "tokenCounter": TOKENIZER_NAME}
     # Another tenant naming this ref reads an empty memory of its own.

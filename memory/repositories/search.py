@@ -1,0 +1,210 @@
+"""Hybrid search over one memoryRef: PostgreSQL full-text search and vector similarity,
+fused by reciprocal rank (RRF, k = 60: a document's score is the sum over the legs that
+found it of 1 / (60 + its rank there)).
+
+- Text leg: the query's words OR-ed (``websearch_to_tsquery`` with ``or`` between words:
+  stemmed, stop words dropped), matched against the GIN-indexed ``search_terms`` and
+  ranked by ``ts_rank`` normalised by length. AND semantics would find nothing for most
+  paraphrased questions.
+- Vector leg: cosine distance under the configured model, through that model's HNSW
+  index (memory/embeddings/vector_index.py), with pgvector's iterative scan so filters
+  (tenant, memoryRef, liveness, tags...) never starve the top-k; only vectors of the
+  entry's current content count.
+
+Both legs take the same filters (memory/entry_filters.py, tenant first) and read
+``depth`` candidates; the fused top ``limit`` is read back whole. One read transaction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pgvector.sqlalchemy import VECTOR
+from sqlalchemy import Float, bindparam, cast, func, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory import tables
+from memory.embeddings.model import EmbeddingUnavailable
+from memory.embeddings.vector_index import index_expression
+from memory.entry_filters import entry_filters
+from memory.input_gate import checked, read_query
+from memory.repositories.vectors import EntryVectors
+from memory.rows import to_host_entry
+from memory.scope import scoped
+from memory.transactions import Database
+from schemas.errors import InvalidInput
+from schemas.memory_entry import MemoryQuery
+from schemas.memory_ref import MemoryRef
+from schemas.search import SearchHit, SearchMode, SearchRequest, SearchResult
+
+E, V = tables.entries, tables.embeddings
+RRF_K = 60
+# Candidates each leg reads: enough for the fused top-k to be stable.
+MIN_DEPTH = 50
+MAX_QUERY_WORDS = 64
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Ranked:
+    id: str
+    score: float
+    text_rank: int | None
+    vector_rank: int | None
+
+
+def fuse(text_ids: Sequence[str], vector_ids: Sequence[str]) -> list[Ranked]:
+    """Reciprocal rank fusion; ties broken by id so the order is deterministic."""
+    text_rank = {id_: rank for rank, id_ in enumerate(text_ids, 1)}
+    vector_rank = {id_: rank for rank, id_ in enumerate(vector_ids, 1)}
+    fused = [
+        Ranked(
+            id_,
+            sum(1.0 / (RRF_K + rank[id_]) for rank in (text_rank, vector_rank) if id_ in rank),
+            text_rank.get(id_),
+            vector_rank.get(id_),
+        )
+        for id_ in dict.fromkeys([*text_ids, *vector_ids])
+    ]
+    return sorted(fused, key=lambda hit: (-hit.score, hit.id))
+
+
+def or_query(query: str) -> str:
+    """The query's words joined by ``or`` for websearch_to_tsquery: any of them matches."""
+    return " or ".join(_WORD.findall(query)[:MAX_QUERY_WORDS])
+
+
+class EntrySearch:
+    def __init__(self, db: Database, vectors: EntryVectors) -> None:
+        self.db = db
+        self.vectors = vectors
+
+    @property
+    def semantic(self) -> bool:
+        """Whether the vector leg exists (an embedding model is configured)."""
+        return self.vectors.model is not None
+
+    async def search(self, ref: MemoryRef, request: SearchRequest) -> SearchResult:
+        request = checked(SearchRequest, request)
+        mode = request.mode
+        if mode is SearchMode.SEMANTIC and not self.semantic:
+            raise InvalidInput("mode", "'semantic' needs an embedding model; this host has none")
+        ranked = await self.rank(ref, request.query, request.filters(), request.limit, mode)
+        hits = await self._read(ref, ranked[: request.limit])
+        model = self.vectors.model if mode is not SearchMode.TEXT else None
+        return SearchResult(mode=mode, model=model.id if model else None, hits=hits)
+
+    async def rank(
+        self,
+        ref: MemoryRef,
+        query: str,
+        filters: MemoryQuery,
+        limit: int,
+        mode: SearchMode = SearchMode.HYBRID,
+    ) -> list[Ranked]:
+        """The fused ranking of the entries ``filters`` admit, best first, at least
+        ``limit`` deep when that many match."""
+        admitted = read_query(filters)
+        if admitted is None:
+            return []
+        depth = max(MIN_DEPTH, limit)
+        query_vector = None
+        if mode is not SearchMode.TEXT and self.semantic:
+            try:
+                query_vector = (await self.vectors.compute_strict([query]))[0]
+            except EmbeddingUnavailable:
+                if mode is SearchMode.SEMANTIC:
+                    raise
+        async with self.db.reading() as connection:
+            text_ids = (
+                await self._text_leg(connection, ref, query, admitted, depth)
+                if mode is not SearchMode.SEMANTIC
+                else []
+            )
+            vector_ids = (
+                await self._vector_leg(connection, ref, query_vector, admitted, depth)
+                if query_vector is not None
+                else []
+            )
+        return fuse(text_ids, vector_ids)
+
+    async def _text_leg(
+        self,
+        connection: AsyncConnection,
+        ref: MemoryRef,
+        query: str,
+        filters: MemoryQuery,
+        depth: int,
+    ) -> list[str]:
+        words = or_query(query)
+        if not words:
+            return []
+        tsquery = func.websearch_to_tsquery(text("'english'::regconfig"), words)
+        rank = func.ts_rank(E.c.search_terms, tsquery, 1)
+        statement = (
+            select(E.c.id)
+            .where(*entry_filters(ref, filters, self.db.now()), E.c.search_terms.op("@@")(tsquery))
+            .order_by(rank.desc(), E.c.id)
+            .limit(depth)
+        )
+        return list((await connection.execute(statement)).scalars())
+
+    async def _vector_leg(
+        self,
+        connection: AsyncConnection,
+        ref: MemoryRef,
+        query_vector: object,
+        filters: MemoryQuery,
+        depth: int,
+    ) -> list[str]:
+        model = self.vectors.model
+        assert model is not None
+        # Iterative scan: when filters drop candidates, the index keeps walking instead
+        # of returning fewer than ``depth`` (pgvector 0.8). Relaxed order is re-sorted
+        # below by the exact distance.
+        await connection.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        await connection.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, min(depth, 1000))}"))
+        probe = cast(
+            bindparam("query_vector", query_vector, type_=VECTOR()), VECTOR(model.dimensions)
+        )
+        distance = index_expression(model).op("<=>", return_type=Float)(probe)
+        candidates = (
+            select(V.c.entry_id, distance.label("distance"))
+            .join(
+                E,
+                (E.c.memory_ref == V.c.memory_ref)
+                & (E.c.id == V.c.entry_id)
+                & (E.c.content_sha256 == V.c.content_sha256),
+            )
+            .where(
+                scoped(V, ref),
+                V.c.model == model.id,
+                *entry_filters(ref, filters, self.db.now()),
+            )
+            .order_by(distance)
+            .limit(depth)
+        )
+        rows = (await connection.execute(candidates)).all()
+        return [row.entry_id for row in sorted(rows, key=lambda row: (row.distance, row.entry_id))]
+
+    async def _read(self, ref: MemoryRef, ranked: Sequence[Ranked]) -> tuple[SearchHit, ...]:
+        if not ranked:
+            return ()
+        statement = select(*tables.entry_columns).where(
+            *entry_filters(ref, MemoryQuery(), self.db.now()),
+            E.c.id.in_([hit.id for hit in ranked]),
+        )
+        async with self.db.reading() as connection:
+            rows = {row.id: row for row in (await connection.execute(statement)).all()}
+        return tuple(
+            SearchHit(
+                entry=to_host_entry(rows[hit.id]),
+                score=hit.score,
+                text_rank=hit.text_rank,
+                vector_rank=hit.vector_rank,
+            )
+            for hit in ranked
+            if hit.id in rows  # forgotten or expired since it was ranked
+        )
