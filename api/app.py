@@ -34,7 +34,14 @@ a key belongs to one tenant and reaches only that tenant's memoryRefs. Errors ar
 
 
 def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
-    from api import commitment_routes, compaction_seam, openintent_routes, run_routes, seams
+    from api import (
+        commitment_routes,
+        compaction_seam,
+        openintent_routes,
+        run_routes,
+        seams,
+        search_routes,
+    )
 
     app = FastAPI(
         title="agent-memory-temporal",
@@ -59,6 +66,7 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     app.include_router(seams.router, prefix="/conformance/seams/sample")
     app.include_router(compaction_seam.router)
     app.include_router(openintent_routes.router)
+    app.include_router(search_routes.router)
     app.include_router(commitment_routes.router)
     app.mount("/codec", codec_app(api, app.state.key_cache))
     app.add_middleware(BodyLimit, limit=max_body_bytes)

@@ -18,6 +18,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.wire_version import wire_major
+from memory.embeddings.model import EmbeddingUnavailable
 from schemas.errors import (
     CapacityExceeded,
     ErrorCode,
@@ -184,6 +185,17 @@ def install_error_handlers(app: FastAPI) -> None:
             503,
             ErrorCode.STORE_UNAVAILABLE.value,
             "the memory store is unavailable",
+            major=wire_major(request),
+        )
+
+    @app.exception_handler(EmbeddingUnavailable)
+    async def embedding_error(request: Request, error: EmbeddingUnavailable) -> JSONResponse:
+        # The message names the failure (status, timeout), never a text.
+        log.warning("embedding model unavailable: %s", error)
+        return envelope(
+            503,
+            ErrorCode.STORE_UNAVAILABLE.value,
+            "the embedding model is unavailable; mode 'hybrid' or 'text' still answers",
             major=wire_major(request),
         )
 

@@ -58,7 +58,7 @@ MAX_INTENT_EVENTS = 1000
 AgentHeader = Annotated[str | None, Header(alias="X-Agent-ID")]
 
 
-def _agent(tenant: str, agent_id: str | None, header: str | None) -> tuple[MemoryRef, str]:
+def addressed_agent(tenant: str, agent_id: str | None, header: str | None) -> tuple[MemoryRef, str]:
     chosen = agent_id if agent_id is not None else header
     if chosen is None:
         raise ApiError(
@@ -75,7 +75,7 @@ async def _request_agent(
     tenant: Tenant, x_agent_id: AgentHeader = None, agent_id: str | None = None
 ) -> tuple[MemoryRef, str]:
     """The agent a request addresses: ``agent_id`` in the query, else ``X-Agent-ID``."""
-    return _agent(tenant, agent_id, x_agent_id)
+    return addressed_agent(tenant, agent_id, x_agent_id)
 
 
 RequestAgent = Annotated[tuple[MemoryRef, str], Depends(_request_agent)]
@@ -89,7 +89,7 @@ def _attribution(header: str | None) -> Attribution | None:
 async def create_memory(
     body: CreateMemoryRequest, api: Api, tenant: Tenant, x_agent_id: AgentHeader = None
 ) -> MemoryEntryOut:
-    ref, agent = _agent(tenant, body.agent_id, x_agent_id)
+    ref, agent = addressed_agent(tenant, body.agent_id, x_agent_id)
     now = api.store.now()
     entry = await api.store.put(
         ref,
@@ -166,7 +166,7 @@ async def query_memory(api: Api, filters: Filters, addressed: RequestAgent) -> M
 async def list_agent_memory(
     agent_id: str, api: Api, tenant: Tenant, filters: Filters
 ) -> list[MemoryEntryOut]:
-    ref, agent = _agent(tenant, agent_id, None)
+    ref, agent = addressed_agent(tenant, agent_id, None)
     return [entry_out(e, agent) for e in await api.store.query(ref, filters.query())]
 
 

@@ -5,6 +5,7 @@
     memoryctl memory get --memory-ref REF ID [--json]      the entry, content included
     memoryctl memory list --memory-ref REF [--tag T] [--limit N] [--json]
     memoryctl memory forget ...                            the same command as memoryctl forget
+    memoryctl memory search --memory-ref REF QUERY ...     ranked by relevance (memoryctl/search.py)
 
 The memory group: its typer app, put, get and list, and (listed last) the ``forget``
 command of memoryctl/forget.py. Writes are SR-1 redacted with the tenant's registered
@@ -37,6 +38,7 @@ from memoryctl.cli import (
     with_store,
 )
 from memoryctl.forget import forget
+from memoryctl.search import search
 from schemas.base import format_instant
 from schemas.memory_entry import MAX_LIST_LIMIT, Tier
 
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from schemas.memory_ref import MemoryRef
 
 memory_app = typer.Typer(
-    no_args_is_help=True, help="Entries of a memoryRef: put, get, list, forget."
+    no_args_is_help=True, help="Entries of a memoryRef: put, get, list, forget, search."
 )
 # A NewMemoryEntry field, as the option that sets it.
 _PUT_OPTIONS = {
@@ -239,3 +241,4 @@ def list_(
 
 # The same command as `memoryctl forget`, beside put, get and list.
 memory_app.command("forget")(forget)
+memory_app.command("search")(search)

@@ -1,0 +1,56 @@
+"""memoryctl memory search as a user runs it (a subprocess against DATABASE_URL): hits
+ranked by meaning in a table or as JSON, and bad input as one line with a non-zero
+exit."""
+
+from __future__ import annotations
+
+import json
+
+from memory.store import PostgresMemoryStore
+from tests.memoryctl.test_memoryctl_forget import memoryctl, ok, one_line_error
+from tests.support.factories import note, unique_ref
+
+
+async def test_search_from_the_cli(store: PostgresMemoryStore, database_url: str) -> None:
+    ref = unique_ref()
+    likes = await store.put(ref, note("Dana likes green tea in the afternoon"))
+    await store.put(ref, note("The build server restarts every Sunday"))
+    table = ok(
+        memoryctl(
+            "memory",
+            "search",
+            "--memory-ref",
+            ref,
+            "which drink does Dana prefer",
+            "--limit",
+            "1",
+            database_url=database_url,
+        )
+    )
+    assert likes.id in table and "green tea" in table and "1 hits (hybrid" in table
+    as_json = json.loads(
+        ok(
+            memoryctl(
+                "memory",
+                "search",
+                "--memory-ref",
+                ref,
+                "Sunday",
+                "--mode",
+                "text",
+                "--json",
+                database_url=database_url,
+            )
+        )
+    )
+    assert as_json["mode"] == "text" and len(as_json["hits"]) == 1
+    assert "restarts" in as_json["hits"][0]["entry"]["content"]
+    error = one_line_error(
+        memoryctl("memory", "search", "--memory-ref", ref, "x" * 2001, database_url=database_url),
+        2,
+    )
+    assert "query" in error and "2000" in error
+    bad_mode = memoryctl(
+        "memory", "search", "--memory-ref", ref, "x", "--mode", "fuzzy", database_url=database_url
+    )
+    assert bad_mode.returncode == 2 and "--mode" in bad_mode.stderr
