@@ -22,11 +22,13 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.commitment_activities import CommitmentActivities
+from activities.embedding_activities import EmbeddingActivities
 from activities.fixture_run_activities import FixtureRunActivities
 from activities.memory_activities import MemoryActivities
 from activities.workflow_id_activities import WorkflowIdActivities
 from memory.commitments.predicates import PredicateRegistry
 from memory.database import create_engine, database_url_from_env, migrate, wait_for_database
+from memory.embeddings.vector_index import prepare_vectors
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault, vault_from_settings
 from runtime.change_listener import ChangeListener
@@ -47,7 +49,9 @@ async def open_store(settings: Settings) -> AsyncIterator[PostgresMemoryStore]:
     try:
         await wait_for_database(engine)
         await migrate(engine)
-        yield PostgresMemoryStore(engine, intent_links=intent_links_for(settings))
+        store = PostgresMemoryStore(engine, intent_links=intent_links_for(settings))
+        await prepare_vectors(engine, store.vectors.model)
+        yield store
     finally:
         await engine.dispose()
 
@@ -76,6 +80,7 @@ def build_worker(
             *commitments.all(),
             *WorkflowIdActivities(ids).all(),
             *FixtureRunActivities(store).all(),
+            *EmbeddingActivities(store).all(),
         ],
         graceful_shutdown_timeout=timedelta(seconds=20),
         # A start with the wrong arguments fails the run, never the task (forever).

@@ -27,6 +27,12 @@ from schemas.commitments import (
     PredicateOutcome,
 )
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
+from schemas.embeddings import (
+    CatchUpVectorsRequest,
+    CatchUpVectorsResult,
+    RetireVectorsRequest,
+    RetireVectorsResult,
+)
 from schemas.fixture_runs import RunFixtureRequest, RunFixtureResult
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_ids import ChildWorkflowIds, ChildWorkflowIdsRequest
@@ -71,11 +77,17 @@ CHILD_WORKFLOW_IDS = ActivityContract(
 )
 # One openwop conformance fixture's memory action (schemas/fixture_runs.py).
 RUN_FIXTURE = ActivityContract("run_fixture", RunFixtureRequest, RunFixtureResult)
+# Vectors of entries that have none under the configured model, and the retirement of
+# other models' vectors once they have (workflows/reembed.py).
+CATCH_UP_VECTORS = ActivityContract("catch_up_vectors", CatchUpVectorsRequest, CatchUpVectorsResult)
+RETIRE_VECTORS = ActivityContract("retire_vectors", RetireVectorsRequest, RetireVectorsResult)
 # Scheduled only by distillations recorded before budget-bounded selection.
 LEGACY_DISTILL = ActivityContract("distill", DistillRequest, DistillationResult)
 
 ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
     DISTILL_MEMORY,
+    CATCH_UP_VECTORS,
+    RETIRE_VECTORS,
     COLLECT_GARBAGE,
     LOAD_MEMORY_INDEX,
     CREATE_SNAPSHOT,

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from api.app import create_app
 from api.services import ApiServices, once
 from memory.database import create_engine, database_url_from_env, migrate
+from memory.embeddings.vector_index import prepare_vectors
 from memory.vault import vault_from_settings
 from runtime.client import connect
 from runtime.converter import payload_codec_for
@@ -32,16 +33,18 @@ async def open_services(settings: Settings) -> AsyncIterator[ApiServices]:
     payload_codec_for(settings)
     engine = create_engine(settings.database_url or database_url_from_env())
     try:
-        try:
-            await migrate(engine)
-        except Exception as error:  # reported by discovery; requests get 503s
-            log.warning("database not migrated at start: %s", type(error).__name__)
-        yield ApiServices.build(
+        services = ApiServices.build(
             settings,
             engine,
             vault_from_settings(settings.secrets_file),
             once(lambda: connect(settings, lazy=True)),
         )
+        try:
+            await migrate(engine)
+            await prepare_vectors(engine, services.store.vectors.model)
+        except Exception as error:  # reported by discovery; requests get 503s
+            log.warning("database not migrated at start: %s", type(error).__name__)
+        yield services
     finally:
         await engine.dispose()
 

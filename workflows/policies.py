@@ -61,6 +61,9 @@ CONSOLIDATE = ActivityOptions(
     schedule_to_close=OUTAGE_TOLERANCE + timedelta(minutes=30),
 )
 SNAPSHOT = ActivityOptions(start_to_close=timedelta(minutes=5))
+# A re-embed activity works through at most max_pages pages (10,000 entries by default,
+# under a second of model time each page on one core), heartbeating its cursor.
+EMBED = ActivityOptions(start_to_close=timedelta(minutes=10))
 MAINTENANCE = ActivityOptions(start_to_close=timedelta(minutes=5))
 INDEX = ActivityOptions(start_to_close=timedelta(seconds=30))
 # Inference parses what was written since the watermark; arming starts workflows through

@@ -11,6 +11,7 @@ from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
 from workflows.fixture_run import FixtureRunWorkflow
 from workflows.predicate_watch import PredicateWatchWorkflow
+from workflows.reembed import ReembedWorkflow
 
 ALL_WORKFLOWS: list[type] = [
     DreamWorkflow,
@@ -22,4 +23,5 @@ ALL_WORKFLOWS: list[type] = [
     CommitmentHorizonWorkflow,
     PredicateWatchWorkflow,
     FixtureRunWorkflow,
+    ReembedWorkflow,
 ]

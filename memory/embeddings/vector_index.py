@@ -48,3 +48,16 @@ async def ensure_vector_index(engine: AsyncEngine, model: EmbeddingModel) -> Non
             f"((embedding::vector({int(model.dimensions)})) vector_cosine_ops) "
             f"WHERE model = {literal}"
         )
+
+
+async def prepare_vectors(engine: AsyncEngine, model: EmbeddingModel | None) -> None:
+    """At process start: the configured model's index exists, and the static model's
+    weights are loaded now rather than on the first write."""
+    if model is None:
+        return
+    await ensure_vector_index(engine, model)
+    from memory.embeddings.choice import static_embedder
+    from memory.embeddings.static_model import MODEL as STATIC_MODEL
+
+    if model == STATIC_MODEL:
+        static_embedder().load()

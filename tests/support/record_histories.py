@@ -44,6 +44,7 @@ from schemas.commitments import (
     commitment_workflow_id,
 )
 from schemas.consolidation import ConsolidationInput
+from schemas.embeddings import ReembedInput
 from schemas.fixture_runs import ROUNDTRIP, FixtureRunInput, fixture_run_workflow_id
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.memory_ref import parse_memory_ref
@@ -58,6 +59,7 @@ from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
 from workflows.fixture_run import FixtureRunWorkflow
 from workflows.predicate_watch import PredicateWatchWorkflow
+from workflows.reembed import ReembedWorkflow
 
 HISTORY_DIR = Path(__file__).resolve().parents[1] / "histories"
 REF = "mem://example-tenant/agent-1"
@@ -150,6 +152,7 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
     histories.update(await record_commitments(client, task_queue, store))
     histories.update(await record_horizon(client, task_queue, store))
     histories.update(await record_fixture_run(client, task_queue, store))
+    histories.update(await record_reembed(client, task_queue))
     return histories
 
 
@@ -254,6 +257,16 @@ async def record_fixture_run(
     )
     await handle.result()
     return {"fixture_run.json": (await handle.fetch_history()).to_json()}
+
+
+async def record_reembed(client: Client, task_queue: str) -> dict[str, str]:
+    """A re-embed run as the docs start it (``--input '{}'``): every entry recorded
+    above already has its vector, so one page finds nothing and nothing is retired."""
+    handle = await client.start_workflow(
+        ReembedWorkflow.run, ReembedInput(), id="example-reembed", task_queue=task_queue
+    )
+    await handle.result()
+    return {"reembed.json": (await handle.fetch_history()).to_json()}
 
 
 async def main() -> None:

@@ -24,6 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 import schemas.errors as error_module
 from activities.commitment_activities import CommitmentActivities
 from activities.contracts import ALL_CONTRACTS
+from activities.embedding_activities import EmbeddingActivities
 from activities.fixture_run_activities import FixtureRunActivities
 from activities.memory_activities import MemoryActivities
 from activities.workflow_id_activities import WorkflowIdActivities
@@ -158,6 +159,7 @@ async def test_every_contract_has_an_implementation_of_its_types(
         *CommitmentActivities(store.commitments, temporal_env.client, "q").all(),
         *WorkflowIdActivities(PLAIN).all(),
         *FixtureRunActivities(store).all(),
+        *EmbeddingActivities(store).all(),
     ]
     implemented = {getattr(fn, "__temporal_activity_definition").name: fn for fn in registered}
     assert len(implemented) == len(registered)
