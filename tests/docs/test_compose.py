@@ -28,6 +28,8 @@ DOCKERIGNORE = ROOT / ".dockerignore"
 COMPOSE_DOCS = ROOT / "docs" / "operations.md"
 
 POSTGRES_IMAGE = "postgres"
+# The memory store's server: postgres plus the vector extension (migration 0018).
+PGVECTOR_IMAGE = "pgvector/pgvector"
 ADMIN_TOOLS_IMAGE = "temporalio/admin-tools"
 SERVER_IMAGE = "temporalio/server"
 UI_IMAGE = "temporalio/ui"
@@ -357,7 +359,8 @@ def test_worker_database_url_points_at_the_memory_database(services):
     assert url.scheme == "postgresql+asyncpg"
     assert url.hostname in services, f"{url.hostname} is not a compose service"
     database = services[url.hostname]
-    assert _repo(database) == POSTGRES_IMAGE
+    assert _repo(database) == PGVECTOR_IMAGE
+    assert re.fullmatch(r"\d+\.\d+\.\d+-pg\d+", _split_image(database["image"])[1] or "")
     db_env = _env(database)
     database_name = url.path.lstrip("/")
     assert database_name == db_env.get("POSTGRES_DB", db_env["POSTGRES_USER"])
@@ -389,7 +392,9 @@ def test_worker_restarts_and_scales(services):
 
 def test_databases_are_healthchecked_and_persistent(services, compose):
     declared = compose.get("volumes") or {}
-    for name, svc in _by_image(services, POSTGRES_IMAGE).items():
+    databases = {**_by_image(services, POSTGRES_IMAGE), **_by_image(services, PGVECTOR_IMAGE)}
+    assert len(databases) == 2
+    for name, svc in databases.items():
         test = " ".join(_as_list(svc["healthcheck"]["test"]))
         assert "pg_isready" in test, name
         targets = {
