@@ -14,6 +14,8 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from memory.consolidation.fillers import filler_end
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -27,6 +29,10 @@ STOPWORDS = _words(
     "please note fyi btw also just really actually basically indeed remember reminder "
     "it its it's s there here so very quite currently now still and as per"
 )
+# Common typos of function words ("hte" for "the"): three letters, too short to be
+# forgiven as a typo, and no content of their own.
+FUNCTION_WORD_TYPOS = _words("hte teh taht thta adn nad")
+_IGNORED = STOPWORDS | FUNCTION_WORD_TYPOS
 NEGATIONS = _words("not no never none nobody nothing neither nor nowhere cannot without")
 # Words that come and go with a negation ("does not like" / "likes").
 NEGATION_COMPANIONS = NEGATIONS | _words(
@@ -139,6 +145,8 @@ class FactText:
     word_set: frozenset[str]
     # Words that carry one of the guarded facts (names, dates, numbers, identifiers).
     fact_words: frozenset[str]
+    # The parts of the identifiers ("eu", "west" of eu-west-1): never a typo.
+    identifier_words: frozenset[str] = frozenset()
 
 
 _NOT_NAMES = STOPWORDS | DATE_WORDS.keys() | NUMBER_WORDS.keys() | ORDINALS.keys() | CURRENCY_CODES
@@ -146,7 +154,8 @@ _NOT_NAMES = STOPWORDS | DATE_WORDS.keys() | NUMBER_WORDS.keys() | ORDINALS.keys
 
 def _cased(tokens: list[tuple[str, bool]]) -> bool:
     """Whether capitals say anything: not when the text is all lower case, all upper
-    case, or Title Case (more than half of its words capitalised)."""
+    case (no lower-case letter in any word of two letters or more: every word would
+    read as a name), or Title Case (more than half of its words capitalised)."""
     alpha = [token for token, _ in tokens if token.isalpha()]
     capitalised = sum(1 for token in alpha if token[0].isupper())
     if not alpha or capitalised == 0:
@@ -173,17 +182,29 @@ def _capitalised(tokens: list[tuple[str, bool]], *, inside_only: bool) -> tuple[
     return tuple(found)
 
 
-def read_fact_text(text: str) -> FactText:
-    cleaned = _THOUSANDS.sub("", _clean(text))
+def _tokens(cleaned: str) -> list[tuple[str, bool]]:
+    """Tokens with whether each starts a sentence: the first one, or one after
+    . ! ? : ; or a line break."""
     tokens: list[tuple[str, bool]] = []
     end = 0
     for match in _TOKEN.finditer(cleaned):
-        # A sentence starts the text, or follows . ! ? : ; or a line break.
         gap = cleaned[end : match.start()]
         starts = not tokens or any(mark in gap for mark in ".!?:;\n")
         tokens.append((match.group(), starts))
         end = match.end()
-    cased = _cased(tokens)
+    return tokens
+
+
+def read_fact_text(text: str) -> FactText:
+    cleaned = _THOUSANDS.sub("", _clean(text))
+    # The guard reads the whole text (tokens); the words compared and the names read
+    # leave an opening filler out ("Per the latest update, ...": fillers.py).
+    tokens = _tokens(cleaned)
+    body = cleaned[filler_end(cleaned) :]
+    # A filler ends at a token boundary, so the body's tokens are the last ones (with
+    # their place in the whole text: "To recap, Acme ..." keeps "Acme" inside a sentence).
+    body_tokens = tokens[len(tokens) - len(_tokens(body)) :]
+    cased = _cased(body_tokens)
     numbers: list[str] = []
     identifiers: list[str] = []
     dates: list[str] = []
@@ -204,18 +225,19 @@ def read_fact_text(text: str) -> FactText:
         if folded in DATE_WORDS:
             dates.append(DATE_WORDS[folded])
     words = tuple(
-        word for word in (w.casefold() for w in _WORD.findall(cleaned)) if word not in STOPWORDS
+        word for word in (w.casefold() for w in _WORD.findall(body)) if word not in _IGNORED
     )
     currencies = frozenset(ch for ch in cleaned if ch in _CURRENCY_SYMBOLS) | frozenset(
         w for w in words if w in CURRENCY_CODES
     )
-    capitalised = _capitalised(tokens, inside_only=False) if cased else ()
+    capitalised = _capitalised(body_tokens, inside_only=False) if cased else ()
+    identifier_words = frozenset(w.casefold() for i in identifiers for w in _WORD.findall(i))
     fact_words = (
         frozenset(capitalised)
         | {w for w in words if w in DATE_WORDS or w in NUMBER_WORDS or w in ORDINALS}
         | {w for w in words if w in CURRENCY_CODES or any(ch.isdigit() for ch in w)}
         # The parts of an identifier ("eu", "north" of eu-north-1) carry it too.
-        | {w.casefold() for identifier in identifiers for w in _WORD.findall(identifier)}
+        | identifier_words
     )
     return FactText(
         normal=" ".join(w.casefold() for w in _WORD.findall(cleaned)),
@@ -226,10 +248,11 @@ def read_fact_text(text: str) -> FactText:
         currencies=currencies,
         negations=negations,
         cased=cased,
-        names=_capitalised(tokens, inside_only=True) if cased else (),
+        names=_capitalised(body_tokens, inside_only=True) if cased else (),
         capitalised=capitalised,
         word_set=frozenset(words),
         fact_words=fact_words,
+        identifier_words=identifier_words,
     )
 
 
