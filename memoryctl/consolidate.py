@@ -40,7 +40,14 @@ PassOption = Annotated[str, typer.Option("--pass", help="A pass id (cp-...).")]
 
 
 @consolidate_app.command("run")
-def run(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
+def run(
+    memory_ref: MemoryRefOption,
+    paraphrases: Annotated[
+        bool,
+        typer.Option("--paraphrases", help="Also merge texts that say the same in other words."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
     """Start a ConsolidationWorkflow for the memoryRef and wait for its counts."""
     ref = checked_ref(memory_ref)
 
@@ -52,7 +59,7 @@ def run(memory_ref: MemoryRefOption, as_json: JsonOption = False) -> None:
 
         result: ConsolidationResult = await start_and_wait(
             ConsolidationWorkflow.run,
-            ConsolidationInput(memory_ref=ref),
+            ConsolidationInput(memory_ref=ref, paraphrases=paraphrases),
             workflow_id=workflow_ids_for(Settings()).consolidation(ref),
             summary=f"consolidate {ref} (memoryctl)",
             busy=f"a consolidation of {ref} is already running",

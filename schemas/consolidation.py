@@ -25,6 +25,9 @@ class ConsolidationInput(WireModel):
 
     memory_ref: MemoryRefField
     trigger: ConsolidationTrigger = "on-demand"
+    # Also merge texts that say the same in other words (memory/consolidation/
+    # paraphrase.py). Off by default: docs/consolidation.md has its public-data figures.
+    paraphrases: bool = False
 
 
 class ConsolidateMemoryRequest(WireModel):
@@ -36,6 +39,7 @@ class ConsolidateMemoryRequest(WireModel):
     # The session snapshot of the run that started this pass as its child, if any: a
     # run may not consolidate the memoryRef it is reading (RFC 0068 replay ruling).
     requested_by_session: str | None = Field(default=None, max_length=600)
+    paraphrases: bool = False
 
 
 class ConsolidationResult(WireResult):

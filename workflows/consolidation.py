@@ -51,6 +51,7 @@ class ConsolidationWorkflow:
                 memory_ref=ref,
                 run_key=f"{info.workflow_id}/{info.run_id}",
                 trigger=request.trigger,
+                paraphrases=request.paraphrases,
                 requested_by_session=(
                     session_snapshot_id(parent.workflow_id, parent.run_id) if parent else None
                 ),

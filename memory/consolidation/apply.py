@@ -16,6 +16,7 @@ stay, marked with the survivor's id, the reason and the pass, invisible to list/
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -92,7 +93,11 @@ async def consolidate(
     pass_id = pass_id_for(ref, request.run_key)
     entries = await read_corpus(connection, ref, now)
     progress({"phase": "read", "entries": len(entries)})
-    plan = await asyncio.to_thread(plan_pass, entries, _thread_safe(progress))
+    plan = await asyncio.to_thread(
+        functools.partial(plan_pass, paraphrases=request.paraphrases),
+        entries,
+        _thread_safe(progress),
+    )
     applied = await _apply(connection, ref, plan, entries, pass_id, now, secrets, links)
     conflicts = await _record_conflicts(connection, ref, plan, pass_id, now)
     removed = [i for c in applied.clusters for i in (*c.merged, *c.superseded)]

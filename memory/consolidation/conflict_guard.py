@@ -87,6 +87,12 @@ def _may_be_typo(word: str, candidate: str, a: FactText, b: FactText) -> bool:
     the two are not both English words ("Rotate" / "rtoate", not "Sarah" / "sara")."""
     if word in a.names or candidate in b.names:
         return False
+    # A Title Case text's capitals may each be a name: one is forgiven a typo only when
+    # the other text writes its counterpart in lower case (so it is no name there).
+    if word in a.title_words and candidate not in b.lower_words:
+        return False
+    if candidate in b.title_words and word not in a.lower_words:
+        return False
     initial = (word in a.capitalised) + (candidate in b.capitalised)
     if initial == 2:
         return False
@@ -119,7 +125,7 @@ def aligned(a: FactText, b: FactText, ignore: frozenset[str] = frozenset()) -> b
     return _covered(a, b, ignore, typos) and _covered(b, a, ignore, typos)
 
 
-def _other_name(a: FactText, b: FactText) -> bool:
+def other_name(a: FactText, b: FactText) -> bool:
     """The same sentence about someone else: the only words that differ are
     capitalised on both sides ("Alice approves refunds" / "Carol approves refunds"),
     where a sentence-initial name escapes the guard's name reading."""
@@ -149,7 +155,7 @@ def compare(a: FactText, b: FactText) -> Verdict:
     if not kinds:
         if aligned(a, b) and same_order(a, b):
             return DUPLICATE
-        return Verdict(False, (ConflictKind.NAME,)) if _other_name(a, b) else DIFFERENT
+        return Verdict(False, (ConflictKind.NAME,)) if other_name(a, b) else DIFFERENT
     if ConflictKind.NAME in kinds and len(kinds) > 1:
         # Other names and other values: a statement about someone else, not a rival
         # value of the same fact ("Acme's trial lasts 14 days" / "Globex's ... 30 days").

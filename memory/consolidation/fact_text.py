@@ -147,6 +147,11 @@ class FactText:
     fact_words: frozenset[str]
     # The parts of the identifiers ("eu", "west" of eu-west-1): never a typo.
     identifier_words: frozenset[str] = frozenset()
+    # In a Title Case text (capitals that say nothing about names), the capitalised
+    # words: any of them may be a name ("Syria" / "Saria").
+    title_words: frozenset[str] = frozenset()
+    # Words written all in lower case: whatever the text's case, not a name.
+    lower_words: frozenset[str] = frozenset()
 
 
 _NOT_NAMES = STOPWORDS | DATE_WORDS.keys() | NUMBER_WORDS.keys() | ORDINALS.keys() | CURRENCY_CODES
@@ -253,7 +258,18 @@ def read_fact_text(text: str) -> FactText:
         word_set=frozenset(words),
         fact_words=fact_words,
         identifier_words=identifier_words,
+        title_words=_title_words(body_tokens) if not cased else frozenset(),
+        lower_words=frozenset(t for t, _ in body_tokens if t.isalpha() and t.islower()),
     )
+
+
+def _title_words(tokens: list[tuple[str, bool]]) -> frozenset[str]:
+    """Capitalised words of a text that is not all upper case (all upper case has no
+    capitals to read: every word is one)."""
+    alpha = [token for token, _ in tokens if token.isalpha()]
+    if all(token.isupper() for token in alpha if len(token) > 1):
+        return frozenset()
+    return frozenset(token.casefold() for token in alpha if token[0].isupper())
 
 
 def shingles(fact: FactText) -> set[bytes]:

@@ -24,6 +24,8 @@ from datetime import datetime
 from memory.consolidation.candidates import candidate_pairs, conflict_pairs, signatures
 from memory.consolidation.conflict_guard import ConflictKind, compare, conflict_kinds
 from memory.consolidation.fact_text import FactText, read_fact_text
+from memory.consolidation.paraphrase import paraphrase_pairs, sentence_vectors
+from memory.consolidation.paraphrase import paraphrases as is_paraphrase
 
 # A union joining clusters with more distinct fact signatures than this, pairwise, is
 # refused (a missed merge) rather than checked pair by pair.
@@ -158,10 +160,19 @@ class _Clusters:
         return True
 
 
-def plan_pass(entries: Sequence[PlanEntry], progress: Progress = lambda details: None) -> Plan:
+def plan_pass(
+    entries: Sequence[PlanEntry],
+    progress: Progress = lambda details: None,
+    *,
+    paraphrases: bool = False,
+) -> Plan:
+    """``paraphrases``: also merge texts that say the same in other words
+    (memory/consolidation/paraphrase.py); off by default (docs/consolidation.md has its
+    figures on public data)."""
     entries = sorted(entries, key=lambda e: e.id)
     facts = [read_fact_text(e.content) for e in entries]
     minhashes = signatures(facts)
+    vectors = sentence_vectors([e.content for e in entries]) if paraphrases else None
     progress({"phase": "signatures", "entries": len(entries)})
     clusters = _Clusters(entries, facts)
     superseded_by: dict[int, int] = {}  # cluster root -> the root whose slot value won
@@ -172,12 +183,16 @@ def plan_pass(entries: Sequence[PlanEntry], progress: Progress = lambda details:
     for round_number in range(1, MAX_ROUNDS + 1):
         plan.rounds = round_number
         pairs = candidate_pairs(facts, minhashes, alive, _reporter(progress, round_number))
+        if vectors is not None:
+            pairs = sorted({*pairs, *paraphrase_pairs(facts, vectors, alive)})
         plan.pairs_checked += len(pairs)
         changed = False
         for pair in pairs:
             duplicate = verdicts.get(pair)
             if duplicate is None:
-                duplicate = verdicts[pair] = compare(facts[pair[0]], facts[pair[1]]).duplicate
+                a, b = facts[pair[0]], facts[pair[1]]
+                duplicate = compare(a, b).duplicate or (vectors is not None and is_paraphrase(a, b))
+                verdicts[pair] = duplicate
             if duplicate:
                 changed |= clusters.union(*pair)
         survivors = _survivors(entries, clusters)
