@@ -600,7 +600,7 @@ class TimedPacking:
 class TimedDistiller:
     """The ExtractiveDistiller, its packing and its tokenizer calls timed."""
 
-    name = ExtractiveDistiller.name
+    name = ExtractiveDistiller().name
 
     def __init__(self) -> None:
         self.packing: TimedPacking | None = None

@@ -17,9 +17,14 @@ normalisation and never fed twice) plus the output it wrote. No poison pill:
   the sources it found oversized are parked, so the next run does not fail on them.
 
 The default ExtractiveDistiller needs no language model: it keeps whole entries in rank
-order (pinned, priority, newest), drops exact repeats and writes them out oldest first.
-Everything here is a pure function of the ranked sources and the budget, so the same
-sources and budget always give the same output.
+order (pinned, priority, newest) and writes them out oldest first. A restatement of a
+source already placed (an exact repeat after normalisation, or what consolidation would
+merge: re-cased, re-worded with a filler, typo'd, reordered, and with paraphrases on, the
+same fact in synonyms; memory/consolidation/restatements.py) rides along with it: it is
+consumed with it, written once and costs nothing, as an exact repeat always did, so a
+budget holds more distinct facts. Everything here is a pure function of the ranked
+sources, the budget and the static model, so the same sources and budget always give
+the same output.
 """
 
 from __future__ import annotations
@@ -30,9 +35,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+import numpy as np
+
+from memory.consolidation.fact_text import FactText, read_fact_text
+from memory.consolidation.restatements import Restatements
+from memory.embeddings.model import Vectors
 from schemas.errors import TokenBudgetExceeded
 
 TokenCounter = Callable[[str], int]
+# Whether the distiller also takes paraphrases for restatements: the same default as
+# consolidation's paraphrase stage (docs/consolidation.md has the figures).
+PARAPHRASES = False
 
 LINE_PREFIX = "- "
 # Once something fits, stop after this many candidates in a row did not: the rest of the
@@ -124,7 +137,12 @@ class _Group:
 class ExtractivePacking:
     budget: int
     count_tokens: TokenCounter
+    restatements: Restatements = field(
+        default_factory=lambda: Restatements(with_paraphrases=PARAPHRASES)
+    )
     groups: dict[str, _Group] = field(default_factory=dict)
+    # The groups in the order restatements.add() saw them.
+    placed: list[_Group] = field(default_factory=list)
     chosen: list[_Group] = field(default_factory=list)
     # Sources with no words at all (only whitespace or punctuation): consumed for free
     # and written nowhere, so they never clog the head of the queue.
@@ -136,23 +154,33 @@ class ExtractivePacking:
     cheapest: int | None = None
 
     def offer(self, page: Sequence[SourceText]) -> bool:
-        for source in page:
+        vectors = self.restatements.vectors([source.content for source in page])
+        for source, vector in zip(page, vectors, strict=True):
             self.read += 1
-            self._place(source)
+            self._place(source, vector)
         if self.chosen and self.misses >= MAX_CONSECUTIVE_MISSES:
             return False
         return self.read < MAX_CANDIDATES
 
-    def _place(self, source: SourceText) -> None:
+    def _place(self, source: SourceText, vector: Vectors) -> None:
         key = normalise(source.content)
         if not key:
             self.blank.append(source)
             return
         group = self.groups.get(key)
-        if group is not None:  # a repeat rides along with its text, at no extra cost
+        fact = None
+        if group is None:
+            fact = read_fact_text(source.content)
+            found = self.restatements.find(fact, vector)
+            group = self.placed[found] if found is not None else None
+        if group is not None:  # a restatement rides along with its text, at no extra cost
             group.members.append(source)
+            self.groups[key] = group  # its exact repeats find it at once
             return
         group = self.groups[key] = _Group([source])
+        assert fact is not None
+        self.restatements.add(fact, vector)
+        self.placed.append(group)
         text = source.content
         group.cost = self.count_tokens(text) + self.count_tokens(f"{LINE_PREFIX}{text}\n")
         self.cheapest = group.cost if self.cheapest is None else min(self.cheapest, group.cost)
@@ -185,10 +213,8 @@ class ExtractivePacking:
     ) -> DistillationOutcome:
         ordered = _chronological(chosen)
         consumed = [m for g in chosen for m in g.members] + self.blank
-        oversized = [
-            (m, g.cost) for g in self.groups.values() if g.cost > self.budget for m in g.members
-        ]
-        nothing_fits = not chosen and bool(self.groups)
+        oversized = [(m, g.cost) for g in self.placed if g.cost > self.budget for m in g.members]
+        nothing_fits = not chosen and bool(self.placed)
         return DistillationOutcome(
             items=tuple(
                 DistilledItem(
@@ -213,6 +239,23 @@ class ExtractivePacking:
         return input_tokens, self.count_tokens(_render(_chronological(groups)))
 
 
+class _NoRestatements(Restatements):
+    """Finds nothing (and embeds nothing): only exact repeats ride along."""
+
+    def __init__(self) -> None:
+        super().__init__(with_paraphrases=False)
+
+    @staticmethod
+    def vectors(texts: Sequence[str]) -> Vectors:
+        return np.zeros((len(texts), 1), dtype=np.float32)
+
+    def find(self, fact: FactText, vector: Vectors) -> int | None:
+        return None
+
+    def add(self, fact: FactText, vector: Vectors) -> int:
+        return 0
+
+
 def _chronological(groups: Sequence[_Group]) -> list[_Group]:
     return sorted(groups, key=lambda g: (g.lead.created_at, g.lead.entry_id))
 
@@ -222,7 +265,15 @@ def _render(groups: Sequence[_Group]) -> str:
 
 
 class ExtractiveDistiller:
-    name = "extractive/2"
+    """``restatements=False`` is the previous distiller (extractive/2), which dropped
+    exact repeats only: kept for comparison (benchmarks/distillation_bench.py)."""
+
+    def __init__(self, *, restatements: bool = True) -> None:
+        self.restatements = restatements
+        # /3: restatements ride along with their fact (/2 dropped exact repeats only).
+        self.name = "extractive/3" if restatements else "extractive/2"
 
     def start(self, budget: int, count_tokens: TokenCounter) -> ExtractivePacking:
-        return ExtractivePacking(budget, count_tokens)
+        if self.restatements:
+            return ExtractivePacking(budget, count_tokens)
+        return ExtractivePacking(budget, count_tokens, restatements=_NoRestatements())
