@@ -3,6 +3,7 @@ real store, with an all-pairs baseline measured in the same run.
 
     python -m benchmarks.consolidation_bench            # 10k and 100k entries, baseline 5k
     python -m benchmarks.consolidation_bench --quick    # 2k entries, baseline 500 (smoke)
+    python -m benchmarks.consolidation_bench --paraphrases   # passes with the stage on
 
 For each size, a generated corpus (benchmarks/consolidation_corpus.py: planted duplicate
 families, look-alike conflicts, re-keyed values) is loaded into one memoryRef of a fresh
@@ -160,7 +161,7 @@ async def marked_plan(engine: AsyncEngine, input_count: int) -> Plan:
     return Plan(input_count=input_count, clusters=clusters, conflicts=conflicts)
 
 
-async def run_size(server: Any, size: int) -> dict[str, Any]:
+async def run_size(server: Any, size: int, paraphrases: bool = False) -> dict[str, Any]:
     corpus = generate(size, SEED)
     async with fresh_database(server, f"consolidation_{size}") as url:
         engine = create_engine(url.render_as_string(hide_password=False), pool_size=2)
@@ -169,9 +170,9 @@ async def run_size(server: Any, size: int) -> dict[str, Any]:
             store = PostgresMemoryStore(engine)
             load_s = await load(store, engine, corpus)
             print(f"  loaded {size:,} entries in {load_s:.1f} s", flush=True)
-            first, first_s = await _timed_pass(store, "first")
+            first, first_s = await _timed_pass(store, "first", paraphrases)
             plan = await marked_plan(engine, first.input_count)
-            second, second_s = await _timed_pass(store, "second")
+            second, second_s = await _timed_pass(store, "second", paraphrases)
         finally:
             await engine.dispose()
     scores = score(corpus, plan)
@@ -196,10 +197,14 @@ async def run_size(server: Any, size: int) -> dict[str, Any]:
     }
 
 
-async def _timed_pass(store: PostgresMemoryStore, label: str) -> tuple[ConsolidationResult, float]:
+async def _timed_pass(
+    store: PostgresMemoryStore, label: str, paraphrases: bool
+) -> tuple[ConsolidationResult, float]:
     started = time.perf_counter()
     result = await store.consolidate(
-        ConsolidateMemoryRequest(memory_ref=REF, run_key=f"bench-{label}-{time.time()}")
+        ConsolidateMemoryRequest(
+            memory_ref=REF, run_key=f"bench-{label}-{time.time()}", paraphrases=paraphrases
+        )
     )
     return result, time.perf_counter() - started
 
@@ -244,8 +249,15 @@ def _print_size(row: dict[str, Any]) -> None:
         print(f"{'':>11}{line}")
 
 
-async def main(sizes: Sequence[int], baseline_size: int, results: Path | None) -> None:
-    report: dict[str, Any] = {"seed": SEED, "sizes": [], "baseline": None}
+async def main(
+    sizes: Sequence[int], baseline_size: int, results: Path | None, paraphrases: bool = False
+) -> None:
+    report: dict[str, Any] = {
+        "seed": SEED,
+        "paraphrases": paraphrases,
+        "sizes": [],
+        "baseline": None,
+    }
     print(f"all-pairs baseline at {baseline_size:,} entries (pure planner, no database)")
     report["baseline"] = base = baseline(baseline_size)
     print(
@@ -258,7 +270,7 @@ async def main(sizes: Sequence[int], baseline_size: int, results: Path | None) -
         print(f"PostgreSQL: {server.source}")
         for size in sizes:
             print(f"corpus of {size:,} entries", flush=True)
-            row = await run_size(server, size)
+            row = await run_size(server, size, paraphrases)
             report["sizes"].append(row)
             _print_size(row)
             quadratic = base["all_pairs_s"] * (size / baseline_size) ** 2
@@ -279,9 +291,12 @@ def cli() -> None:
     parser.add_argument("--baseline", type=int, default=5_000, help="all-pairs corpus size")
     parser.add_argument("--quick", action="store_true", help="2,000 entries, baseline 500")
     parser.add_argument("--json", type=Path, default=None, help="where to write the results")
+    parser.add_argument(
+        "--paraphrases", action="store_true", help="passes with the paraphrase stage on"
+    )
     args = parser.parse_args()
     sizes, base = ([2_000], 500) if args.quick else (args.sizes, args.baseline)
-    asyncio.run(main(sizes, base, args.json))
+    asyncio.run(main(sizes, base, args.json, args.paraphrases))
 
 
 if __name__ == "__main__":

@@ -47,6 +47,13 @@ class Database:
         return self._autocommit.connect()
 
     @asynccontextmanager
+    async def reading_together(self) -> AsyncIterator[AsyncConnection]:
+        """Several reads in one transaction: one snapshot, and room for SET LOCAL
+        (the autocommit connection ends a transaction after every statement)."""
+        async with self.engine.begin() as connection:
+            yield connection
+
+    @asynccontextmanager
     async def writing(
         self, within: AsyncConnection | None = None
     ) -> AsyncIterator[AsyncConnection]:

@@ -21,8 +21,11 @@ from memory.consolidation.typos import typo_close
 _typo_close = typo_close
 
 # Minimum content words before a typo is forgiven: in a two-word text one changed
-# letter may be the whole fact ("cat"/"car").
+# letter may be the whole fact ("cat"/"car"), so there only a misspelling that is no
+# English word is; in a one-word text none.
 TYPO_MIN_WORDS = 3
+SHORT_TYPO_MIN_WORDS = 2
+SHORT_TEXT_TYPO_LETTERS = 5
 
 
 class ConflictKind(StrEnum):
@@ -79,7 +82,9 @@ def _same_names(a: FactText, b: FactText) -> bool:
     return [w for w in a.capitalised if w in common] == [w for w in b.capitalised if w in common]
 
 
-def _may_be_typo(word: str, candidate: str, a: FactText, b: FactText) -> bool:
+def _may_be_typo(
+    word: str, candidate: str, a: FactText, b: FactText, *, non_words_only: bool = False
+) -> bool:
     """``candidate`` (of b) may be ``word`` (of a) misspelt. Never for a name: a word
     capitalised inside a sentence of a cased text, or capitalised on both sides ("Sara"
     / "Sarah"); never for a part of an identifier ("eu" of eu-west-1). A capital at the
@@ -98,10 +103,14 @@ def _may_be_typo(word: str, candidate: str, a: FactText, b: FactText) -> bool:
         return False
     if word in a.identifier_words or candidate in b.identifier_words:
         return False
-    return typo_close(word, candidate, words_differ=initial == 1)
+    if non_words_only and max(len(word), len(candidate)) < SHORT_TEXT_TYPO_LETTERS:
+        return False
+    return typo_close(word, candidate, words_differ=non_words_only or initial == 1)
 
 
-def _covered(a: FactText, b: FactText, ignore: frozenset[str], typos: bool) -> bool:
+def _covered(
+    a: FactText, b: FactText, ignore: frozenset[str], typos: bool, non_words_only: bool
+) -> bool:
     """Every word of a (outside ``ignore``) is in b, or one typo off a word of b that
     may be misspelt (not a name, not part of an identifier)."""
     words, other = a.word_set - ignore, b.word_set - ignore
@@ -112,7 +121,11 @@ def _covered(a: FactText, b: FactText, ignore: frozenset[str], typos: bool) -> b
         return False
     unmatched = other - words
     return all(
-        any(_may_be_typo(word, candidate, a, b) for candidate in unmatched) for word in missing
+        any(
+            _may_be_typo(word, candidate, a, b, non_words_only=non_words_only)
+            for candidate in unmatched
+        )
+        for word in missing
     )
 
 
@@ -121,8 +134,15 @@ def aligned(a: FactText, b: FactText, ignore: frozenset[str] = frozenset()) -> b
     with one typo."""
     if not (a.word_set - ignore) and not (b.word_set - ignore):
         return a.normal == b.normal
-    typos = min(len(a.word_set), len(b.word_set)) >= TYPO_MIN_WORDS
-    return _covered(a, b, ignore, typos) and _covered(b, a, ignore, typos)
+    fewest = min(len(a.word_set), len(b.word_set))
+    # In a text of two content words a typo is forgiven only in a word of five letters
+    # or more and only when it is no English word ("A panda is climing"), never between
+    # two words ("cat" / "car") nor in a short one ("plan" / "plam").
+    typos = fewest >= SHORT_TYPO_MIN_WORDS
+    non_words_only = fewest < TYPO_MIN_WORDS
+    return _covered(a, b, ignore, typos, non_words_only) and _covered(
+        b, a, ignore, typos, non_words_only
+    )
 
 
 def other_name(a: FactText, b: FactText) -> bool:
@@ -137,12 +157,25 @@ def same_order(a: FactText, b: FactText) -> bool:
     """The words both texts share come in the same order, or one phrase moved to the
     other end of a clause ("for urgent requests, X prefers Y" / "X prefers Y for urgent
     requests"): two adjacent runs swapped. Anything else reorders the fact itself
-    ("prefers email over Slack" / "prefers Slack over email")."""
+    ("prefers email over Slack" / "prefers Slack over email"). Read once with each shared
+    word at its first place, and once with every occurrence (a moved phrase that repeats
+    a word, "walking around his pen with his mother", moves that word's first place)."""
     common = a.word_set & b.word_set
     x = list(dict.fromkeys(w for w in a.words if w in common))
     y = list(dict.fromkeys(w for w in b.words if w in common))
+    if _swapped_runs(x, y):
+        return True
+    every_x = [w for w in a.words if w in common]
+    every_y = [w for w in b.words if w in common]
+    return len(every_x) != len(x) and _swapped_runs(every_x, every_y)
+
+
+def _swapped_runs(x: list[str], y: list[str]) -> bool:
+    """``y`` is ``x``, or ``x`` with two adjacent runs swapped."""
     if x == y:
         return True
+    if sorted(x) != sorted(y):
+        return False
     start = next(i for i, (p, q) in enumerate(zip(x, y, strict=True)) if p != q)
     end = len(x)
     while x[end - 1] == y[end - 1]:

@@ -44,6 +44,9 @@ RRF_K = 60
 # Candidates each leg reads: enough for the fused top-k to be stable.
 MIN_DEPTH = 50
 MAX_QUERY_WORDS = 64
+# Nearest vectors read per candidate the vector leg returns (before the entry filters).
+OVER_FETCH = 4
+MAX_EF_SEARCH = 1000
 _WORD = re.compile(r"\w+")
 
 
@@ -117,7 +120,7 @@ class EntrySearch:
             except EmbeddingUnavailable:
                 if mode is SearchMode.SEMANTIC:
                     raise
-        async with self.db.reading() as connection:
+        async with self.db.reading_together() as connection:
             text_ids = (
                 await self._text_leg(connection, ref, query, admitted, depth)
                 if mode is not SearchMode.SEMANTIC
@@ -161,33 +164,40 @@ class EntrySearch:
     ) -> list[str]:
         model = self.vectors.model
         assert model is not None
-        # Iterative scan: when filters drop candidates, the index keeps walking instead
-        # of returning fewer than ``depth`` (pgvector 0.8). Relaxed order is re-sorted
-        # below by the exact distance.
+        # The nearest vectors of this memoryRef and model first, through the model's HNSW
+        # index (a subquery with a LIMIT: PostgreSQL keeps it apart from the join, whose
+        # checksum condition would otherwise make it estimate one row and scan every
+        # vector). Iterative scan keeps walking the graph while the memoryRef and model
+        # conditions drop neighbours (pgvector 0.8; relaxed order, re-sorted below). Then
+        # the liveness, checksum and caller's filters on the entries: over-fetching
+        # OVER_FETCH times the depth leaves enough after them in all but very selective
+        # filters, where the full-text leg still answers.
+        fetched = min(depth * OVER_FETCH, MAX_EF_SEARCH)
         await connection.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-        await connection.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, min(depth, 1000))}"))
+        await connection.execute(text(f"SET LOCAL hnsw.ef_search = {int(fetched)}"))
         probe = cast(
             bindparam("query_vector", query_vector, type_=VECTOR()), VECTOR(model.dimensions)
         )
         distance = index_expression(model).op("<=>", return_type=Float)(probe)
+        nearest = (
+            select(V.c.entry_id, V.c.content_sha256, distance.label("distance"))
+            .where(scoped(V, ref), V.c.model == model.id)
+            .order_by(distance)
+            .limit(fetched)
+            .subquery("nearest")
+        )
         candidates = (
-            select(V.c.entry_id, distance.label("distance"))
+            select(nearest.c.entry_id, nearest.c.distance)
             .join(
                 E,
-                (E.c.memory_ref == V.c.memory_ref)
-                & (E.c.id == V.c.entry_id)
-                & (E.c.content_sha256 == V.c.content_sha256),
+                (E.c.id == nearest.c.entry_id) & (E.c.content_sha256 == nearest.c.content_sha256),
             )
-            .where(
-                scoped(V, ref),
-                V.c.model == model.id,
-                *entry_filters(ref, filters, self.db.now()),
-            )
-            .order_by(distance)
+            .where(*entry_filters(ref, filters, self.db.now()))
+            .order_by(nearest.c.distance, nearest.c.entry_id)
             .limit(depth)
         )
         rows = (await connection.execute(candidates)).all()
-        return [row.entry_id for row in sorted(rows, key=lambda row: (row.distance, row.entry_id))]
+        return [row.entry_id for row in rows]
 
     async def _read(self, ref: MemoryRef, ranked: Sequence[Ranked]) -> tuple[SearchHit, ...]:
         if not ranked:
