@@ -115,14 +115,10 @@ class EntryQueries:
         if not (options.query and options.query.strip()):
             raise InvalidInput("query", "is required when rank is 'relevance'")
         tags = (options.tag,) if options.tag is not None else ()
-        ranked = await self.search.rank(ref, options.query, MemoryQuery(tags_all=tags), limit)
-        ids = [hit.id for hit in ranked[:limit]]
-        if not ids:
-            return []
-        statement = select(*_LISTED).where(scoped(E, ref), live(self.db.now()), E.c.id.in_(ids))
-        async with self.db.reading() as connection:
-            found = {row.id: row for row in (await connection.execute(statement)).all()}
-        return [found[id_] for id_ in ids if id_ in found]
+        ranked, found = await self.search.rank(
+            ref, options.query, MemoryQuery(tags_all=tags), limit, columns=_LISTED
+        )
+        return [found[hit.id] for hit in ranked if hit.id in found]
 
     async def get_entry(
         self, ref: MemoryRef, memory_id: str, *, touch: bool = True

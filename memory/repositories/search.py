@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pgvector.sqlalchemy import VECTOR
-from sqlalchemy import Float, bindparam, cast, func, select, text
+from sqlalchemy import ColumnElement, Float, Row, bindparam, cast, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
@@ -94,8 +95,19 @@ class EntrySearch:
         mode = request.mode
         if mode is SearchMode.SEMANTIC and not self.semantic:
             raise InvalidInput("mode", "'semantic' needs an embedding model; this host has none")
-        ranked = await self.rank(ref, request.query, request.filters(), request.limit, mode)
-        hits = await self._read(ref, ranked[: request.limit])
+        ranked, rows = await self.rank(
+            ref, request.query, request.filters(), request.limit, mode, tables.entry_columns
+        )
+        hits = tuple(
+            SearchHit(
+                entry=to_host_entry(rows[hit.id]),
+                score=hit.score,
+                text_rank=hit.text_rank,
+                vector_rank=hit.vector_rank,
+            )
+            for hit in ranked
+            if hit.id in rows
+        )
         model = self.vectors.model if mode is not SearchMode.TEXT else None
         return SearchResult(mode=mode, model=model.id if model else None, hits=hits)
 
@@ -106,12 +118,14 @@ class EntrySearch:
         filters: MemoryQuery,
         limit: int,
         mode: SearchMode = SearchMode.HYBRID,
-    ) -> list[Ranked]:
-        """The fused ranking of the entries ``filters`` admit, best first, at least
-        ``limit`` deep when that many match."""
+        columns: Sequence[ColumnElement[Any]] = (),
+    ) -> tuple[list[Ranked], dict[str, Row[Any]]]:
+        """The fused ranking of the entries ``filters`` admit, best first, at most
+        ``limit`` long, and ``columns`` (id included) of those entries by id, read in the
+        same transaction (an entry that stopped being live meanwhile is not among them)."""
         admitted = read_query(filters)
         if admitted is None:
-            return []
+            return [], {}
         depth = max(MIN_DEPTH, limit)
         query_vector = None
         if mode is not SearchMode.TEXT and self.semantic:
@@ -131,7 +145,9 @@ class EntrySearch:
                 if query_vector is not None
                 else []
             )
-        return fuse(text_ids, vector_ids)
+            ranked = fuse(text_ids, vector_ids)[:limit]
+            rows = await self._read(connection, ref, ranked, columns) if columns else {}
+        return ranked, rows
 
     async def _text_leg(
         self,
@@ -173,8 +189,12 @@ class EntrySearch:
         # OVER_FETCH times the depth leaves enough after them in all but very selective
         # filters, where the full-text leg still answers.
         fetched = min(depth * OVER_FETCH, MAX_EF_SEARCH)
-        await connection.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-        await connection.execute(text(f"SET LOCAL hnsw.ef_search = {int(fetched)}"))
+        await connection.execute(
+            select(
+                func.set_config("hnsw.iterative_scan", "relaxed_order", True),
+                func.set_config("hnsw.ef_search", str(int(fetched)), True),
+            )
+        )
         probe = cast(
             bindparam("query_vector", query_vector, type_=VECTOR()), VECTOR(model.dimensions)
         )
@@ -199,22 +219,17 @@ class EntrySearch:
         rows = (await connection.execute(candidates)).all()
         return [row.entry_id for row in rows]
 
-    async def _read(self, ref: MemoryRef, ranked: Sequence[Ranked]) -> tuple[SearchHit, ...]:
+    async def _read(
+        self,
+        connection: AsyncConnection,
+        ref: MemoryRef,
+        ranked: Sequence[Ranked],
+        columns: Sequence[ColumnElement[Any]],
+    ) -> dict[str, Row[Any]]:
         if not ranked:
-            return ()
-        statement = select(*tables.entry_columns).where(
+            return {}
+        statement = select(*columns).where(
             *entry_filters(ref, MemoryQuery(), self.db.now()),
             E.c.id.in_([hit.id for hit in ranked]),
         )
-        async with self.db.reading() as connection:
-            rows = {row.id: row for row in (await connection.execute(statement)).all()}
-        return tuple(
-            SearchHit(
-                entry=to_host_entry(rows[hit.id]),
-                score=hit.score,
-                text_rank=hit.text_rank,
-                vector_rank=hit.vector_rank,
-            )
-            for hit in ranked
-            if hit.id in rows  # forgotten or expired since it was ranked
-        )
+        return {row.id: row for row in (await connection.execute(statement)).all()}

@@ -1,0 +1,688 @@
+"""Hybrid search under concurrent clients: ``store.search`` against the bare SQL of its
+two legs, in the same run.
+
+    python -m benchmarks.search_bench [--entries 100000] [--clients 50] [--queries 2000]
+                                      [--quick] [--json PATH]
+
+Starts an embedded PostgreSQL in a temporary directory (or uses the server named by
+DATABASE_URL), migrates a fresh database and loads N short, varied synthetic sentences
+(people, actions, objects, places, times; deterministic) into ONE memoryRef through
+``put_many`` in batches of 1,000 with the default (static WordLlama) embedder, so the
+load time includes embedding and the vector insert into the HNSW index.
+
+Then ``--queries`` hybrid searches (limit 10; half per side) run from ``--clients`` tasks that
+share one store and its engine (create_engine's default pool, as ``memoryctl serve``
+uses). The baseline, with the same clients and queries, is the bare SQL of the same
+legs as raw asyncpg statements through a plain asyncpg pool of the same size (pool_size
++ max_overflow): the same full-text query, the same vector ORDER BY inside a transaction
+with the same SET LOCAL settings, the same Python RRF fuse and the same read-back of the
+top 10 rows, with the query vector computed by the same embedder. The two sides run in
+ABBA rounds so drift hits both. Text-only and semantic-only modes are measured too.
+
+``EXPLAIN (ANALYZE, BUFFERS)`` of each leg says whether the HNSW index
+(ix_embeddings_hnsw_*) and the GIN index (ix_entries_search_terms) are used.
+Results go to benchmarks/results/search.json (search-quick.json with --quick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import re
+import sys
+import time
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import numpy as np
+from pgvector.asyncpg import register_vector
+from sqlalchemy import text
+from sqlalchemy.engine import URL
+
+from benchmarks.adapter_bench import percentile, server_info
+from benchmarks.common import bench_server, fresh_database
+from benchmarks.corpus import PEOPLE
+from memory import tables
+from memory.database import create_engine, migrate
+from memory.embeddings.choice import static_embedder
+from memory.embeddings.static_model import StaticWordEmbedder
+from memory.embeddings.vector_index import index_name
+from memory.repositories.search import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, fuse, or_query
+from memory.store import PostgresMemoryStore
+from schemas.memory_entry import NewMemoryEntry, Tier
+from schemas.memory_ref import parse_memory_ref
+from schemas.search import SearchMode, SearchRequest
+
+RESULTS_DIR = Path(__file__).with_name("results")
+LOAD_BATCH = 1_000
+LIMIT = 10
+REF = "mem://bench/search-agent/main"
+GIN_INDEX = "ix_entries_search_terms"
+HNSW_PREFIX = "ix_embeddings_hnsw_"
+VECTOR_LITERAL = re.compile(r"'\[[-0-9.e,]+\]'")
+
+# ---------------------------------------------------------------------- workload
+
+NAMES = [*PEOPLE, "Grace", "Omar", "Hannah", "Mateo", "Yuki", "Olga", "Kwame", "Lucia", "Ravi"]
+ACTIONS = [
+    ("booked", "book"),
+    ("cancelled", "cancel"),
+    ("rescheduled", "reschedule"),
+    ("paid for", "pay for"),
+    ("reviewed", "review"),
+    ("lost", "lose"),
+    ("found", "find"),
+    ("ordered", "order"),
+    ("returned", "return"),
+    ("signed", "sign"),
+    ("shared", "share"),
+    ("repaired", "repair"),
+    ("borrowed", "borrow"),
+    ("forgot about", "forget"),
+    ("asked about", "ask about"),
+    ("complained about", "complain about"),
+    ("renewed", "renew"),
+    ("planned", "plan"),
+]
+OBJECTS = [
+    "the dentist appointment",
+    "the flight to Lisbon",
+    "the car insurance",
+    "the quarterly report",
+    "a birthday present for Mia",
+    "the gym membership",
+    "the kitchen lamp",
+    "the rent for March",
+    "the design review",
+    "the team offsite",
+    "the laptop charger",
+    "the wedding gift",
+    "the library books",
+    "the tax return",
+    "the hotel room in Kyoto",
+    "the concert tickets",
+    "the vet visit for the dog",
+    "the new running shoes",
+    "the pricing proposal",
+    "the onboarding checklist",
+    "the broken bicycle",
+    "the school trip form",
+    "the cloud invoice",
+    "the passport renewal",
+    "the spare house keys",
+    "the client contract",
+    "the garden furniture",
+    "the train pass",
+]
+PLACES = [
+    "in Berlin",
+    "at the office",
+    "at home",
+    "near the station",
+    "at the café on Main Street",
+    "at the airport",
+    "over the phone",
+    "by email",
+    "on the company portal",
+    "at the hospital",
+    "in the shared drive",
+    "at the bank",
+    "downtown",
+    "in the Slack channel",
+]
+TIMES = [
+    "last Monday",
+    "this morning",
+    "yesterday evening",
+    "next week",
+    "in March",
+    "before the holidays",
+    "on Friday afternoon",
+    "two days ago",
+    "at the end of the quarter",
+    "after lunch",
+    "over the weekend",
+    "tomorrow",
+]
+TEMPLATES = [
+    "{person} {action} {obj} {place} {time}.",
+    "{time_cap}, {person} {action} {obj} {place}.",
+    "Note: {person} {action} {obj} {time}.",
+    "{person} said they {action} {obj} {place}.",
+    "Reminder that {person} {action} {obj} {time}; {person2} knows the details.",
+]
+# Paraphrased questions: the same vocabulary, other verbs, so both legs have work.
+QUERY_TEMPLATES = [
+    "when did {person} {verb} {obj}?",
+    "who {action} {obj}?",
+    "what did {person} do {time}?",
+    "{obj} {place}",
+    "anything about {obj}",
+    "did {person} {verb} {obj} {place}?",
+    "{person} {obj}",
+]
+
+
+def sentence(rng: random.Random) -> str:
+    time_phrase = rng.choice(TIMES)
+    return rng.choice(TEMPLATES).format(
+        person=rng.choice(NAMES),
+        person2=rng.choice(NAMES),
+        action=rng.choice(ACTIONS)[0],
+        obj=rng.choice(OBJECTS),
+        place=rng.choice(PLACES),
+        time=time_phrase,
+        time_cap=time_phrase[0].upper() + time_phrase[1:],
+    )
+
+
+def question(rng: random.Random) -> str:
+    action, verb = rng.choice(ACTIONS)
+    return rng.choice(QUERY_TEMPLATES).format(
+        person=rng.choice(NAMES),
+        action=action,
+        verb=verb,
+        obj=rng.choice(OBJECTS),
+        place=rng.choice(PLACES),
+        time=rng.choice(TIMES),
+    )
+
+
+# ---------------------------------------------------------------------- bare SQL
+
+TEXT_SQL = (
+    "SELECT id FROM memory_entries WHERE tenant = $1 AND memory_ref = $2"
+    " AND (expires_at IS NULL OR expires_at > $3) AND invalidated_at IS NULL"
+    " AND search_terms @@ websearch_to_tsquery('english'::regconfig, $4)"
+    " ORDER BY ts_rank(search_terms, websearch_to_tsquery('english'::regconfig, $4), 1) DESC, id"
+    " LIMIT $5"
+)
+
+
+def vector_sql(dimensions: int) -> str:
+    """The product's vector leg: the nearest vectors through the HNSW index in a
+    subquery, then the entries' liveness and checksum ($6: what it over-fetches, $7: the
+    depth)."""
+    distance = f"embedding::vector({dimensions}) <=> $1::vector({dimensions})"
+    return (
+        f"SELECT n.entry_id, n.distance FROM (SELECT entry_id, content_sha256, {distance}"
+        " AS distance FROM memory_embeddings WHERE tenant = $2 AND memory_ref = $3"
+        f" AND model = $4 ORDER BY {distance} LIMIT $6) AS n"
+        " JOIN memory_entries e ON e.id = n.entry_id AND e.content_sha256 = n.content_sha256"
+        " WHERE e.tenant = $2 AND e.memory_ref = $3"
+        " AND (e.expires_at IS NULL OR e.expires_at > $5) AND e.invalidated_at IS NULL"
+        " ORDER BY n.distance, n.entry_id LIMIT $7"
+    )
+
+
+def vector_alone_sql(dimensions: int) -> str:
+    distance = f"embedding::vector({dimensions}) <=> $1::vector({dimensions})"
+    return (
+        f"SELECT entry_id, {distance} AS distance FROM memory_embeddings"
+        f" WHERE tenant = $2 AND memory_ref = $3 AND model = $4 ORDER BY {distance} LIMIT $5"
+    )
+
+
+READ_SQL = (
+    f"SELECT {', '.join(column.name for column in tables.entry_columns)} FROM memory_entries"
+    " WHERE tenant = $1 AND memory_ref = $2 AND (expires_at IS NULL OR expires_at > $3)"
+    " AND invalidated_at IS NULL AND id = ANY($4::text[])"
+)
+
+
+def fetched(depth: int) -> int:
+    """The nearest vectors the product's vector leg reads (memory/repositories/search.py)."""
+    return min(depth * OVER_FETCH, MAX_EF_SEARCH)
+
+
+def set_local(depth: int) -> tuple[str]:
+    """The product's transaction-local settings of the vector leg, in one round trip as
+    the product sends them (memory/repositories/search.py)."""
+    return (
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+        f" set_config('hnsw.ef_search', '{fetched(depth)}', true)",
+    )
+
+
+def asyncpg_kwargs(url: URL) -> dict[str, Any]:
+    query = {key: value if isinstance(value, str) else value[0] for key, value in url.query.items()}
+    port = url.port or (int(query["port"]) if "port" in query else None)
+    return {
+        "user": url.username,
+        "password": url.password,
+        "database": url.database,
+        "host": query.get("host") or url.host,
+        "port": port,
+    }
+
+
+class BareSearch:
+    """The two legs, the fuse and the read-back, as raw asyncpg on a plain pool."""
+
+    def __init__(self, pool: asyncpg.Pool, embedder: StaticWordEmbedder, tenant: str) -> None:
+        self.pool = pool
+        self.embedder = embedder
+        self.tenant = tenant
+        self.model = embedder.model
+        self.vector_sql = vector_sql(self.model.dimensions)
+        self.last_vector_rows = 0
+
+    async def legs(
+        self, connection: asyncpg.Connection, query: str, mode: SearchMode, depth: int
+    ) -> tuple[list[str], list[str]]:
+        now = datetime.now(UTC)
+        text_ids: list[str] = []
+        vector_ids: list[str] = []
+        if mode is not SearchMode.SEMANTIC:
+            words = or_query(query)
+            if words:
+                rows = await connection.fetch(TEXT_SQL, self.tenant, REF, now, words, depth)
+                text_ids = [row["id"] for row in rows]
+        if mode is not SearchMode.TEXT:
+            vector = (await self.embedder.embed([query]))[0]
+            for statement in set_local(depth):
+                await connection.execute(statement)
+            rows = await connection.fetch(
+                self.vector_sql,
+                vector,
+                self.tenant,
+                REF,
+                self.model.id,
+                now,
+                fetched(depth),
+                depth,
+            )
+            vector_ids = [row["entry_id"] for row in rows]
+            self.last_vector_rows = len(vector_ids)
+        return text_ids, vector_ids
+
+    async def search(self, query: str, mode: SearchMode = SearchMode.HYBRID) -> list[str]:
+        depth = max(MIN_DEPTH, LIMIT)
+        async with self.pool.acquire() as connection, connection.transaction(readonly=True):
+            # Both legs in one transaction, as the product reads them (SET LOCAL).
+            text_ids, vector_ids = await self.legs(connection, query, mode, depth)
+            top = [hit.id for hit in fuse(text_ids, vector_ids)[:LIMIT]]
+            if not top:
+                return []
+            rows = await connection.fetch(READ_SQL, self.tenant, REF, datetime.now(UTC), top)
+        found = {row["id"] for row in rows}
+        return [id_ for id_ in top if id_ in found]
+
+
+# ---------------------------------------------------------------------- measuring
+
+Op = Callable[[str], Awaitable[object]]
+
+
+async def run_clients(op: Op, queries: Sequence[str], clients: int) -> tuple[list[float], float]:
+    """``queries`` spread over ``clients`` tasks; (latencies, wall seconds)."""
+    latencies: list[float] = []
+    cursor = iter(range(len(queries)))
+
+    async def client() -> None:
+        for index in cursor:
+            began = time.perf_counter()
+            await op(queries[index])
+            latencies.append(time.perf_counter() - began)
+
+    began = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return latencies, time.perf_counter() - began
+
+
+def summary(latencies: Sequence[float], wall: float) -> dict[str, float]:
+    return {
+        "queries": len(latencies),
+        "p50_ms": round(percentile(latencies, 50) * 1000, 3),
+        "p99_ms": round(percentile(latencies, 99) * 1000, 3),
+        "qps": round(len(latencies) / wall, 1),
+    }
+
+
+async def abba(a: Op, b: Op, queries: Sequence[str], clients: int) -> tuple[dict[str, Any], ...]:
+    """A, B, B, A over four quarters of the queries (same queries for both sides)."""
+    quarters = [list(queries[i::4]) for i in range(4)]
+    results: dict[str, tuple[list[float], float]] = {"a": ([], 0.0), "b": ([], 0.0)}
+    for side, part in zip("abba", quarters, strict=True):
+        lat, wall = await run_clients(a if side == "a" else b, part, clients)
+        old_lat, old_wall = results[side]
+        results[side] = (old_lat + lat, old_wall + wall)
+    return summary(*results["a"]), summary(*results["b"])
+
+
+async def load(store: PostgresMemoryStore, entries: int, rng: random.Random) -> dict[str, Any]:
+    batch_times: list[float] = []
+    chars = 0
+    for start in range(0, entries, LOAD_BATCH):
+        batch = [
+            NewMemoryEntry(content=sentence(rng), tags=("note",), tier=Tier.SEMANTIC)
+            for _ in range(min(LOAD_BATCH, entries - start))
+        ]
+        chars += sum(len(entry.content) for entry in batch)
+        began = time.perf_counter()
+        await store.put_many(REF, batch)
+        batch_times.append(time.perf_counter() - began)
+        if len(batch_times) % 20 == 0:
+            print(f"  {start + len(batch):,} loaded, {sum(batch_times):.0f} s", flush=True)
+    seconds = sum(batch_times)
+    return {
+        "entries": entries,
+        "batch_size": LOAD_BATCH,
+        "seconds": round(seconds, 2),
+        "entries_per_s": round(entries / seconds, 1),
+        "batch_p50_ms": round(percentile(batch_times, 50) * 1000, 1),
+        "batch_p99_ms": round(percentile(batch_times, 99) * 1000, 1),
+        "mean_content_chars": round(chars / entries, 1),
+    }
+
+
+async def explain(
+    pool: asyncpg.Pool, bare: BareSearch, query: str, set_locals: bool
+) -> dict[str, Any]:
+    depth = max(MIN_DEPTH, LIMIT)
+    now = datetime.now(UTC)
+    vector = (await bare.embedder.embed([query]))[0]
+    async with pool.acquire() as connection:
+        async with connection.transaction(readonly=True):
+            if set_locals:
+                for statement in set_local(depth):
+                    await connection.execute(statement)
+            vector_plan = [
+                row[0]
+                for row in await connection.fetch(
+                    "EXPLAIN (ANALYZE, BUFFERS) " + bare.vector_sql,
+                    vector,
+                    bare.tenant,
+                    REF,
+                    bare.model.id,
+                    now,
+                    fetched(depth),
+                    depth,
+                )
+            ]
+            # Diagnostic: the same ORDER BY on memory_embeddings alone (no join to
+            # entries): does the planner take the HNSW index when the join is gone?
+            alone_plan = [
+                row[0]
+                for row in await connection.fetch(
+                    "EXPLAIN (ANALYZE, BUFFERS) " + vector_alone_sql(bare.model.dimensions),
+                    vector,
+                    bare.tenant,
+                    REF,
+                    bare.model.id,
+                    depth,
+                )
+            ]
+        text_plan = [
+            row[0]
+            for row in await connection.fetch(
+                "EXPLAIN (ANALYZE, BUFFERS) " + TEXT_SQL,
+                bare.tenant,
+                REF,
+                now,
+                or_query(query),
+                depth,
+            )
+        ]
+    hnsw = index_name(bare.model)
+    return {
+        "query": query,
+        "hnsw_index": hnsw,
+        "hnsw_used": any(hnsw in line for line in vector_plan),
+        "hnsw_used_without_join": any(hnsw in line for line in alone_plan),
+        "vector_alone_plan": alone_plan,
+        "gin_used": any(GIN_INDEX in line for line in text_plan),
+        "vector_plan": vector_plan,
+        "text_plan": text_plan,
+    }
+
+
+async def product_set_local_check(store: PostgresMemoryStore) -> dict[str, str]:
+    """Whether SET LOCAL takes effect on the connection the product's legs use
+    (Database.reading_together(): one transaction; the autocommit Database.reading()
+    would end one after each statement and drop it)."""
+    async with store.db.reading_together() as connection:
+        before = (await connection.execute(text("SHOW hnsw.ef_search"))).scalar_one()
+        await connection.execute(text("SET LOCAL hnsw.ef_search = 123"))
+        after = (await connection.execute(text("SHOW hnsw.ef_search"))).scalar_one()
+    return {"before": str(before), "after_set_local_123": str(after)}
+
+
+# ---------------------------------------------------------------------- the run
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    rng = random.Random(args.seed)
+    ref = parse_memory_ref(REF)
+    started = time.perf_counter()
+    async with (
+        bench_server("search-bench") as server,
+        fresh_database(server, "search_bench") as url,
+    ):
+        info = await server_info(url)
+        print(
+            f"search bench: {server.source}, PostgreSQL {info['server_version']} "
+            f"(shared_buffers={info['shared_buffers']}, fsync={info['fsync']}, "
+            f"synchronous_commit={info['synchronous_commit']}); "
+            f"Python {platform.python_version()}, {os.cpu_count()} CPUs "
+            "(client, embedder and PostgreSQL share them; figures may be noisy)"
+        )
+        engine = create_engine(url.render_as_string(hide_password=False))
+        pool_size = engine.pool.size() + engine.pool._max_overflow  # type: ignore[attr-defined]
+        embedder = static_embedder()
+        embedder.load()
+        await migrate(engine)  # before the pool: its codec needs the vector type
+        pool = await asyncpg.create_pool(
+            **asyncpg_kwargs(url), min_size=1, max_size=pool_size, init=register_vector
+        )
+        try:
+            store = PostgresMemoryStore(engine, embedder=embedder)
+            print(
+                f"loading {args.entries:,} entries into {REF} via put_many({LOAD_BATCH:,}) "
+                f"with inline embedding ({embedder.model.id})..."
+            )
+            load_stats = await load(store, args.entries, rng)
+            print(
+                f"load: {load_stats['entries']:,} entries in {load_stats['seconds']:.1f} s "
+                f"-> {load_stats['entries_per_s']:,.0f} entries/s (batch p50 "
+                f"{load_stats['batch_p50_ms']:.0f} ms, p99 {load_stats['batch_p99_ms']:.0f} ms;"
+                f" mean content {load_stats['mean_content_chars']:.0f} chars)"
+            )
+            async with pool.acquire() as connection:
+                await connection.execute("VACUUM (ANALYZE) memory_entries")
+                await connection.execute("VACUUM (ANALYZE) memory_embeddings")
+            document = await measure(args, store, pool, embedder, ref.tenant, rng)
+            document["load"] = load_stats
+        finally:
+            await pool.close()
+            await engine.dispose()
+    document.update(
+        {
+            "benchmark": "search_bench",
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "quick": args.quick,
+            "seed": args.seed,
+            "server": {"source": server.source, **info},
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "pool_size": pool_size,
+            "total_seconds": round(time.perf_counter() - started, 1),
+        }
+    )
+    print(f"\ntotal {document['total_seconds']:.1f} s")
+    return document
+
+
+async def measure(
+    args: argparse.Namespace,
+    store: PostgresMemoryStore,
+    pool: asyncpg.Pool,
+    embedder: StaticWordEmbedder,
+    tenant: str,
+    rng: random.Random,
+) -> dict[str, Any]:
+    bare = BareSearch(pool, embedder, tenant)
+    queries = [question(rng) for _ in range(args.queries)]
+    warmup = [question(rng) for _ in range(max(20, args.clients * 2))]
+
+    # --- index use
+    plans = await explain(pool, bare, queries[0], set_locals=True)
+    print("\n== EXPLAIN (ANALYZE, BUFFERS), bare legs, query:", repr(plans["query"]))
+    for leg, key in (
+        ("vector leg", "vector_plan"),
+        ("text leg", "text_plan"),
+        ("diagnostic: vector ORDER BY on memory_embeddings alone (no join)", "vector_alone_plan"),
+    ):
+        print(f"-- {leg}:")
+        for line in plans[key][:16]:
+            print("   " + VECTOR_LITERAL.sub("'[...]'", line))
+        print("   " + plans[key][-1])  # Execution Time
+    print(
+        f"HNSW index {plans['hnsw_index']} used: {'YES' if plans['hnsw_used'] else 'NO'}; "
+        f"GIN index {GIN_INDEX} used: {'YES' if plans['gin_used'] else 'NO'}"
+    )
+    if not plans["hnsw_used"]:
+        print(
+            "!!! PRODUCT DEFECT?: the vector leg does NOT use the HNSW index "
+            f"({plans['hnsw_index']}); it scans and sorts every vector of the memoryRef "
+            f"(without the join to memory_entries: "
+            f"{'uses it' if plans['hnsw_used_without_join'] else 'does not use it either'}) !!!"
+        )
+
+    # --- does the product's SET LOCAL take effect?
+    setting = await product_set_local_check(store)
+    honoured = setting["after_set_local_123"] == "123"
+    print(
+        f"\nproduct read connection: hnsw.ef_search={setting['before']}, after "
+        f"'SET LOCAL hnsw.ef_search = 123' -> {setting['after_set_local_123']}"
+    )
+    if not honoured:
+        print(
+            "!!! PRODUCT DEFECT: the search's read transaction drops SET LOCAL: the HNSW "
+            "scan runs with ef_search=40 and no iterative scan !!!"
+        )
+
+    # --- warm both sides (prepared statements, pools)
+    async def product_hybrid(query: str) -> object:
+        return await store.search(REF, SearchRequest(query=query, limit=LIMIT))
+
+    async def bare_hybrid(query: str) -> object:
+        return await bare.search(query)
+
+    await run_clients(product_hybrid, warmup, args.clients)
+    await run_clients(bare_hybrid, warmup, args.clients)
+
+    # --- candidates and agreement (sequential, a sample)
+    sample = queries[: min(50, len(queries))]
+    product_vec_rows: list[int] = []
+    bare_vec_rows: list[int] = []
+    overlap: list[float] = []
+    for query in sample:
+        ranked = await store.searches.rank(
+            parse_memory_ref(REF), query, SearchRequest(query=query).filters(), LIMIT
+        )
+        product_vec_rows.append(sum(1 for hit in ranked if hit.vector_rank is not None))
+        product_ids = [hit.id for hit in ranked[:LIMIT]]
+        bare_ids = await bare.search(query)
+        bare_vec_rows.append(bare.last_vector_rows)
+        overlap.append(len(set(product_ids) & set(bare_ids)) / max(1, len(bare_ids)))
+    candidates = {
+        "depth_asked": max(MIN_DEPTH, LIMIT),
+        "product_vector_rows_mean": round(float(np.mean(product_vec_rows)), 1),
+        "bare_vector_rows_mean": round(float(np.mean(bare_vec_rows)), 1),
+        "top10_overlap_mean": round(float(np.mean(overlap)), 3),
+    }
+    print(
+        f"vector-leg candidates per query (depth {candidates['depth_asked']}): product "
+        f"{candidates['product_vector_rows_mean']}, bare (SET LOCAL honoured) "
+        f"{candidates['bare_vector_rows_mean']}; top-{LIMIT} overlap product/bare "
+        f"{candidates['top10_overlap_mean']:.0%}"
+    )
+
+    # --- hybrid under load, ABBA
+    print(
+        f"\n== {len(queries):,} hybrid searches (limit {LIMIT}; half per side, ABBA) from "
+        f"{args.clients} clients, "
+        f"{store.engine.pool.size()}+{store.engine.pool._max_overflow} pooled connections "  # type: ignore[attr-defined]
+        "(create_engine default) vs an asyncpg pool of the same size =="
+    )
+    product, baseline = await abba(product_hybrid, bare_hybrid, queries, args.clients)
+    modes: dict[str, dict[str, Any]] = {"hybrid": {"product": product, "bare": baseline}}
+
+    for mode in (SearchMode.TEXT, SearchMode.SEMANTIC):
+        count = max(args.clients, len(queries) // 2)
+
+        async def product_mode(query: str, mode: SearchMode = mode) -> object:
+            return await store.search(REF, SearchRequest(query=query, limit=LIMIT, mode=mode))
+
+        async def bare_mode(query: str, mode: SearchMode = mode) -> object:
+            return await bare.search(query, mode)
+
+        p, b = await abba(product_mode, bare_mode, queries[:count], args.clients)
+        modes[mode.value] = {"product": p, "bare": b}
+
+    header = f"{'mode':<10}{'side':<9}{'queries':>8}{'p50 ms':>10}{'p99 ms':>10}{'q/s':>9}"
+    print(header)
+    print("-" * len(header))
+    for mode_name, sides in modes.items():
+        for side in ("product", "bare"):
+            s = sides[side]
+            print(
+                f"{mode_name:<10}{side:<9}{s['queries']:>8}{s['p50_ms']:>10.2f}"
+                f"{s['p99_ms']:>10.2f}{s['qps']:>9.1f}"
+            )
+        ratio = {
+            "p50": round(sides["product"]["p50_ms"] / sides["bare"]["p50_ms"], 2),
+            "p99": round(sides["product"]["p99_ms"] / sides["bare"]["p99_ms"], 2),
+            "qps_bare_over_product": round(sides["bare"]["qps"] / sides["product"]["qps"], 2),
+        }
+        sides["ratio_product_over_bare"] = ratio
+        print(
+            f"ratio {mode_name}: product/bare p50 = {ratio['p50']:.2f}x, p99 = "
+            f"{ratio['p99']:.2f}x; bare q/s / product q/s = {ratio['qps_bare_over_product']:.2f}x"
+        )
+    return {
+        "entries": args.entries,
+        "clients": args.clients,
+        "limit": LIMIT,
+        "explain": plans,
+        "product_set_local": {**setting, "honoured": honoured},
+        "candidates": candidates,
+        "modes": modes,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--entries", type=int, default=None, help="default 100000 (quick 2000)")
+    parser.add_argument("--clients", type=int, default=None, help="default 50 (quick 8)")
+    parser.add_argument("--queries", type=int, default=None, help="default 2000 (quick 200)")
+    parser.add_argument("--quick", action="store_true", help="a small run (smoke)")
+    parser.add_argument("--json", type=Path, default=None, help="where to write the results")
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
+    args.entries = args.entries or (2_000 if args.quick else 100_000)
+    args.clients = args.clients or (8 if args.quick else 50)
+    args.queries = args.queries or (200 if args.quick else 2_000)
+    if args.entries < 1 or args.clients < 1 or args.queries < 4:
+        parser.error("--entries and --clients must be >= 1, --queries >= 4")
+    json_path = args.json or RESULTS_DIR / ("search-quick.json" if args.quick else "search.json")
+    document = asyncio.run(run(args))
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"results: {json_path}")
+    sys.stdout.flush()
+    return document
+
+
+if __name__ == "__main__":
+    main()
