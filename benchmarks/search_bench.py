@@ -586,8 +586,9 @@ async def measure(
     bare_vec_rows: list[int] = []
     overlap: list[float] = []
     for query in sample:
-        ranked = await store.searches.rank(
-            parse_memory_ref(REF), query, SearchRequest(query=query).filters(), LIMIT
+        # Deep enough to keep every candidate of both legs (each reads MIN_DEPTH).
+        ranked, _ = await store.searches.rank(
+            parse_memory_ref(REF), query, SearchRequest(query=query).filters(), 2 * MIN_DEPTH
         )
         product_vec_rows.append(sum(1 for hit in ranked if hit.vector_rank is not None))
         product_ids = [hit.id for hit in ranked[:LIMIT]]
