@@ -11,8 +11,11 @@ import re
 import shlex
 import subprocess
 
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.testing import WorkflowEnvironment
 
+from memory import tables
 from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from runtime.binaries import temporal_cli
@@ -178,3 +181,28 @@ async def test_readme_commitment_commands_infer_signal_and_cancel(
         "enqueuedRunId": f"commitment-run/{commitment.commitment_id}/transition:1",
     }
     assert (await store.commitments.list(REF))[0].state == "cancelled"
+
+
+async def test_readme_reembed_commands_embed_what_has_no_vector(
+    temporal_env: WorkflowEnvironment, engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    off = PostgresMemoryStore(engine, embedder=None)  # written with no model: no vectors
+    written = await off.put_many(
+        REF, [note(f"written before the model, fact {n}") for n in range(5)]
+    )
+    commands = block_commands(README, "temporal-cli-reembed")
+    assert [c.split()[1:3] for c in commands] == [["workflow", "start"], ["workflow", "result"]]
+    worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
+    async with worker:
+        started = await asyncio.to_thread(run, commands[0], address)
+        assert started.returncode == 0, started.stderr
+        waited = await asyncio.to_thread(run, commands[1], address)
+        assert waited.returncode == 0, waited.stderr
+    async with engine.connect() as connection:
+        embedded = await connection.execute(
+            select(func.count()).where(
+                tables.embeddings.c.entry_id.in_([entry.id for entry in written])
+            )
+        )
+        assert embedded.scalar_one() == 5
