@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, exists, select, tuple_
+from pgvector.sqlalchemy import VECTOR
+from sqlalchemy import Text, and_, bindparam, cast, exists, select, tuple_
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -31,10 +32,32 @@ from memory.scope import all_tenants
 from memory.transactions import Database
 
 E, V = tables.entries, tables.embeddings
+_COLUMNS = (
+    "tenant",
+    "memory_ref",
+    "entry_id",
+    "model",
+    "dimensions",
+    "content_sha256",
+    "embedded_at",
+)
 log = logging.getLogger("agent_memory.embeddings")
 
-# Rows per INSERT: 8 parameters a row, far below the driver's 32,767.
-INSERT_CHUNK = 2000
+# The vector goes as pgvector's text form, formatted here ('.9g': every float32 round
+# trips exactly) at about twice the speed of pgvector's own formatter.
+_INSERT = insert(V).values(
+    {
+        **{name: bindparam(name) for name in _COLUMNS},
+        "embedding": cast(bindparam("embedding", type_=Text()), VECTOR()),
+    }
+)
+_UPSERT = _INSERT.on_conflict_do_update(
+    index_elements=[V.c.memory_ref, V.c.entry_id, V.c.model],
+    set_={
+        name: _INSERT.excluded[name]
+        for name in ("dimensions", "content_sha256", "embedding", "embedded_at")
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -93,24 +116,15 @@ class EntryVectors:
                 "model": model.id,
                 "dimensions": model.dimensions,
                 "content_sha256": row["content_sha256"],
-                "embedding": vector,
+                "embedding": vector_text(vector),
                 "embedded_at": now,
             }
             for row, vector in zip(rows, vectors, strict=True)
         ]
-        for start in range(0, len(values), INSERT_CHUNK):
-            statement = insert(V).values(values[start : start + INSERT_CHUNK])
-            await connection.execute(
-                statement.on_conflict_do_update(
-                    index_elements=[V.c.memory_ref, V.c.entry_id, V.c.model],
-                    set_={
-                        "dimensions": statement.excluded.dimensions,
-                        "content_sha256": statement.excluded.content_sha256,
-                        "embedding": statement.excluded.embedding,
-                        "embedded_at": statement.excluded.embedded_at,
-                    },
-                )
-            )
+        # One statement, compiled once and cached: the rows go as executemany, which the
+        # driver batches (a multi-VALUES statement built per call cost a fresh compile,
+        # most of a put's added time).
+        await connection.execute(_UPSERT, values)
 
     async def catch_up(self, after: tuple[str, str] | None, batch_size: int) -> CatchUpPage:
         """Embed up to ``batch_size`` live entries, of every tenant, that have no current
@@ -191,6 +205,10 @@ class EntryVectors:
             )
             await connection.execute(gone)
         return len(keys)
+
+
+def vector_text(vector: Any) -> str:
+    return "[" + ",".join(map("{:.9g}".format, vector.tolist())) + "]"
 
 
 def _stack(vectors: Sequence[Any]) -> Vectors:

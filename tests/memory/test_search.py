@@ -178,3 +178,30 @@ def test_static_vectors_are_unit_length_and_deterministic() -> None:
     assert first.shape == (2, 256) and first.dtype == np.float32
     assert np.allclose(np.linalg.norm(first, axis=1), 1.0, atol=1e-5)
     assert first.tobytes() == second.tobytes()
+
+
+async def test_the_vector_is_of_the_redacted_text(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    from memory.embeddings.choice import static_embedder
+    from memory.redaction import MemorySecretRegistry
+    from tests.support.factories import canary
+
+    ref = unique_ref()
+    secret = canary()
+    registry = MemorySecretRegistry("search")
+    registry.register("vendor-key", secret)
+    raw = f"The vendor key is {secret} for the staging account"
+    entry = await store.put(ref, note(raw), secrets=registry)
+    assert secret not in entry.content
+    async with engine.connect() as connection:
+        stored = (
+            await connection.execute(
+                select(tables.embeddings.c.embedding).where(
+                    tables.embeddings.c.entry_id == entry.id
+                )
+            )
+        ).scalar_one()
+    redacted, leaked = static_embedder().embed_now([entry.content, raw])
+    assert np.allclose(np.asarray(stored), redacted, atol=1e-6)
+    assert not np.allclose(np.asarray(stored), leaked, atol=1e-3)
