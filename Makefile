@@ -58,6 +58,11 @@ bench:
 	$(PY) -m benchmarks.predicate_watch_bench
 	$(PY) -m benchmarks.http_bench
 	$(PY) -m benchmarks.codec_bench
+	$(PY) -m benchmarks.similarity_corpora.fetch
+	$(PY) -m benchmarks.semantic_accuracy_bench
+	$(PY) -m benchmarks.restatement_distill_bench
+	$(PY) -m benchmarks.embedding_bench
+	$(PY) -m benchmarks.search_bench
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache

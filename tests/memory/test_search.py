@@ -205,3 +205,40 @@ async def test_the_vector_is_of_the_redacted_text(
     redacted, leaked = static_embedder().embed_now([entry.content, raw])
     assert np.allclose(np.asarray(stored), redacted, atol=1e-6)
     assert not np.allclose(np.asarray(stored), leaked, atol=1e-3)
+
+
+async def test_a_catch_up_started_with_a_forget_leaves_no_vector_of_a_forgotten_entry(
+    engine: AsyncEngine,
+) -> None:
+    """Side by side: the re-embed catch-up (read, embed, write) and a forget of the same
+    entries, started together in both orders, never leave a vector behind nor fail on
+    the foreign key; the entries not forgotten end with their vectors."""
+    import asyncio
+
+    healthy = PostgresMemoryStore(engine)
+    plain = PostgresMemoryStore(engine, embedder=None)
+    for trial in range(4):
+        ref = unique_ref()
+        written = await plain.put_many(ref, [note(f"trial {trial} fact {n}") for n in range(60)])
+        doomed = tuple(entry.id for entry in written[::2])
+
+        async def catch_up_all() -> None:
+            after = None
+            while True:
+                page = await healthy.vectors.catch_up(after, batch_size=16)
+                if page.after is None:
+                    return
+                after = page.after
+
+        async def forget(ref: str, doomed: tuple[str, ...], delay: float) -> None:
+            await asyncio.sleep(delay)
+            await healthy.forget(ref, ForgetRequest(ids=doomed))
+
+        await asyncio.gather(catch_up_all(), forget(ref, doomed, 0.01 * (trial % 2) * trial))
+        await catch_up_all()  # what the race left for later
+        async with engine.connect() as connection:
+            rows = await connection.execute(
+                select(tables.embeddings.c.entry_id).where(tables.embeddings.c.memory_ref == ref)
+            )
+            embedded = {row.entry_id for row in rows}
+        assert embedded == {entry.id for entry in written} - set(doomed)
