@@ -586,9 +586,10 @@ async def measure(
     bare_vec_rows: list[int] = []
     overlap: list[float] = []
     for query in sample:
-        # Deep enough to keep every candidate of both legs (each reads MIN_DEPTH).
+        # The ranking a search of LIMIT reads (each leg MIN_DEPTH deep), kept MIN_DEPTH
+        # long: the hits with a vector rank are the vector leg's candidates that made it.
         ranked, _ = await store.searches.rank(
-            parse_memory_ref(REF), query, SearchRequest(query=query).filters(), 2 * MIN_DEPTH
+            parse_memory_ref(REF), query, SearchRequest(query=query).filters(), MIN_DEPTH
         )
         product_vec_rows.append(sum(1 for hit in ranked if hit.vector_rank is not None))
         product_ids = [hit.id for hit in ranked[:LIMIT]]
