@@ -63,6 +63,7 @@ bench:
 	$(PY) -m benchmarks.restatement_distill_bench
 	$(PY) -m benchmarks.embedding_bench
 	$(PY) -m benchmarks.search_bench
+	$(PY) -m benchmarks.inference_watermark_bench
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache
