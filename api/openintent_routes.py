@@ -110,6 +110,13 @@ async def create_memory(
     return entry_out(entry, agent)
 
 
+def namespace_filter(raw: str | None) -> tuple[str | None, str | None]:
+    """RFC-0015's ``namespace``: exact, or a prefix ending in ``*``. (namespace, prefix)."""
+    if raw and raw.endswith("*"):
+        return None, raw[:-1] or None
+    return raw, None
+
+
 class MemoryFilters(BaseModel):
     """The RFC-0015 §4.1 query parameters both list routes take."""
 
@@ -128,16 +135,15 @@ class MemoryFilters(BaseModel):
         def split(raw: str | None) -> tuple[str, ...]:
             return tuple(t.strip() for t in raw.split(",") if t.strip()) if raw else ()
 
-        namespace = self.namespace
-        prefix = namespace[:-1] if namespace and namespace.endswith("*") else None
+        namespace, prefix = namespace_filter(self.namespace)
         # Unvalidated on purpose: a filter value no entry can hold finds nothing (the
         # store's read rule), rather than being an error.
         return MemoryQuery.model_construct(
             tags_all=split(self.tags),
             tags_any=split(self.tags_any),
             tier=self.memory_type,
-            namespace=None if prefix is not None else namespace,
-            namespace_prefix=prefix or None,
+            namespace=namespace,
+            namespace_prefix=prefix,
             key=self.key,
             pinned=self.pinned,
             subject=None,

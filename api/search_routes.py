@@ -15,7 +15,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from api.auth import Api, Tenant
 from api.openintent_models import MemoryEntryOut, entry_out
-from api.openintent_routes import AgentHeader, addressed_agent
+from api.openintent_routes import AgentHeader, addressed_agent, namespace_filter
 from schemas.memory_entry import MAX_RELEVANCE_QUERY_CHARS, Tier
 from schemas.search import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchMode, SearchRequest
 
@@ -37,7 +37,7 @@ class SearchBody(BaseModel):
     updated_before: AwareDatetime | None = None
 
     def request(self) -> SearchRequest:
-        prefix = self.namespace[:-1] if self.namespace and self.namespace.endswith("*") else None
+        namespace, prefix = namespace_filter(self.namespace)
         # Unvalidated filters on purpose: a value no entry can hold finds nothing (the
         # store's read rule); the query, limit and mode were checked above.
         return SearchRequest.model_construct(
@@ -47,8 +47,8 @@ class SearchBody(BaseModel):
             tags_all=tuple(self.tags),
             tags_any=tuple(self.tags_any),
             tier=self.memory_type,
-            namespace=None if prefix is not None else self.namespace,
-            namespace_prefix=prefix or None,
+            namespace=namespace,
+            namespace_prefix=prefix,
             updated_after=self.updated_after,
             updated_before=self.updated_before,
         )

@@ -46,7 +46,7 @@ import numpy as np
 from pydantic import ValidationError
 from rapidfuzz import fuzz, utils
 
-from benchmarks.similarity_corpora.corpora import Names, StsPair
+from benchmarks.similarity_corpora.corpora import Names, StsPair, sentence_groups
 from memory.consolidation.conflict_guard import compare
 from memory.consolidation.fact_text import STOPWORDS, FactText, normal_form, read_fact_text
 
@@ -451,23 +451,9 @@ def tuned_table(
 def clusters(pairs: Iterable[StsPair], min_score: float = CLUSTER_MIN_SCORE) -> list[list[str]]:
     """Connected components (by normal form) of the pairs scored >= ``min_score``, of two
     or more distinct sentences, each sorted."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for pair in pairs:
-        if pair.score >= min_score:
-            a, b = find(normal_form(pair.first)), find(normal_form(pair.second))
-            if a != b:
-                parent[max(a, b)] = min(a, b)
     groups: dict[str, list[str]] = defaultdict(list)
-    for x in parent:
-        groups[find(x)].append(x)
+    for sentence, group in sentence_groups(p for p in pairs if p.score >= min_score).items():
+        groups[group].append(sentence)
     return sorted(sorted(g) for g in groups.values() if len(g) > 1 and all(g))
 
 

@@ -33,19 +33,14 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
-import numpy as np
-
-from memory.consolidation.fact_text import FactText, read_fact_text
+from memory.consolidation.fact_text import read_fact_text
+from memory.consolidation.paraphrase import PARAPHRASES_BY_DEFAULT
 from memory.consolidation.restatements import Restatements
-from memory.embeddings.model import Vectors
 from schemas.errors import TokenBudgetExceeded
 
 TokenCounter = Callable[[str], int]
-# Whether the distiller also takes paraphrases for restatements: the same default as
-# consolidation's paraphrase stage (docs/consolidation.md has the figures).
-PARAPHRASES = False
 
 LINE_PREFIX = "- "
 # Once something fits, stop after this many candidates in a row did not: the rest of the
@@ -137,8 +132,9 @@ class _Group:
 class ExtractivePacking:
     budget: int
     count_tokens: TokenCounter
-    restatements: Restatements = field(
-        default_factory=lambda: Restatements(with_paraphrases=PARAPHRASES)
+    # None: only exact repeats ride along (the previous distiller, extractive/2).
+    restatements: Restatements | None = field(
+        default_factory=lambda: Restatements(with_paraphrases=PARAPHRASES_BY_DEFAULT)
     )
     groups: dict[str, _Group] = field(default_factory=dict)
     # The groups in the order restatements.add() saw them.
@@ -154,7 +150,8 @@ class ExtractivePacking:
     cheapest: int | None = None
 
     def offer(self, page: Sequence[SourceText]) -> bool:
-        vectors = self.restatements.vectors([source.content for source in page])
+        texts = [source.content for source in page]
+        vectors = self.restatements.vectors(texts) if self.restatements else [None] * len(page)
         for source, vector in zip(page, vectors, strict=True):
             self.read += 1
             self._place(source, vector)
@@ -162,24 +159,24 @@ class ExtractivePacking:
             return False
         return self.read < MAX_CANDIDATES
 
-    def _place(self, source: SourceText, vector: Vectors) -> None:
+    def _place(self, source: SourceText, vector: Any) -> None:
         key = normalise(source.content)
         if not key:
             self.blank.append(source)
             return
         group = self.groups.get(key)
-        fact = None
-        if group is None:
+        if group is None and self.restatements is not None:
             fact = read_fact_text(source.content)
             found = self.restatements.find(fact, vector)
-            group = self.placed[found] if found is not None else None
+            if found is None:
+                self.restatements.add(fact, vector)  # at the position placed gets below
+            else:
+                group = self.placed[found]
         if group is not None:  # a restatement rides along with its text, at no extra cost
             group.members.append(source)
             self.groups[key] = group  # its exact repeats find it at once
             return
         group = self.groups[key] = _Group([source])
-        assert fact is not None
-        self.restatements.add(fact, vector)
         self.placed.append(group)
         text = source.content
         group.cost = self.count_tokens(text) + self.count_tokens(f"{LINE_PREFIX}{text}\n")
@@ -239,23 +236,6 @@ class ExtractivePacking:
         return input_tokens, self.count_tokens(_render(_chronological(groups)))
 
 
-class _NoRestatements(Restatements):
-    """Finds nothing (and embeds nothing): only exact repeats ride along."""
-
-    def __init__(self) -> None:
-        super().__init__(with_paraphrases=False)
-
-    @staticmethod
-    def vectors(texts: Sequence[str]) -> Vectors:
-        return np.zeros((len(texts), 1), dtype=np.float32)
-
-    def find(self, fact: FactText, vector: Vectors) -> int | None:
-        return None
-
-    def add(self, fact: FactText, vector: Vectors) -> int:
-        return 0
-
-
 def _chronological(groups: Sequence[_Group]) -> list[_Group]:
     return sorted(groups, key=lambda g: (g.lead.created_at, g.lead.entry_id))
 
@@ -276,4 +256,4 @@ class ExtractiveDistiller:
     def start(self, budget: int, count_tokens: TokenCounter) -> ExtractivePacking:
         if self.restatements:
             return ExtractivePacking(budget, count_tokens)
-        return ExtractivePacking(budget, count_tokens, restatements=_NoRestatements())
+        return ExtractivePacking(budget, count_tokens, restatements=None)

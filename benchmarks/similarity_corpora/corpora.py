@@ -13,6 +13,7 @@ from benchmarks.similarity_corpora.fetch import (
     STS_WHEEL,
     read_member,
 )
+from memory.consolidation.fact_text import normal_form
 
 STS_PARTS = ("train", "dev", "test")
 
@@ -23,6 +24,25 @@ class StsPair:
     score: float  # 0 (unrelated) to 5 (same meaning)
     first: str
     second: str
+
+
+def sentence_groups(pairs: Iterable[StsPair]) -> dict[str, str]:
+    """Connected components over sentences (compared by their normal form): each
+    sentence's group, named by the group's smallest normal form."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for pair in pairs:
+        a, b = find(normal_form(pair.first)), find(normal_form(pair.second))
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return {x: find(x) for x in list(parent)}
 
 
 def parse_sts(part: str, text: str) -> list[StsPair]:

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from benchmarks.similarity_corpora.corpora import StsPair
+from benchmarks.similarity_corpora.corpora import StsPair, sentence_groups
 from memory.consolidation.fact_text import normal_form
 
 SPLIT_FILE = Path(__file__).with_name("split.json")
@@ -40,20 +40,8 @@ def half_for(key: str) -> Half:
 
 def group_halves(pairs: Sequence[StsPair]) -> dict[str, Half]:
     """Each pair's half by the rule: pairs sharing a sentence share a half."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for pair in pairs:
-        a, b = find(normal_form(pair.first)), find(normal_form(pair.second))
-        if a != b:
-            parent[max(a, b)] = min(a, b)  # the root is the group's smallest form
-    return {pair.key: half_for(find(normal_form(pair.first))) for pair in pairs}
+    groups = sentence_groups(pairs)
+    return {pair.key: half_for(groups[normal_form(pair.first)]) for pair in pairs}
 
 
 def load_split(path: Path = SPLIT_FILE) -> dict[str, Half]:

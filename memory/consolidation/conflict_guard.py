@@ -17,9 +17,6 @@ from enum import StrEnum
 from memory.consolidation.fact_text import NEGATION_COMPANIONS, FactText
 from memory.consolidation.typos import typo_close
 
-# The corpus tests check their vocabulary with the verifier's own typo rule.
-_typo_close = typo_close
-
 # Minimum content words before a typo is forgiven: in a two-word text one changed
 # letter may be the whole fact ("cat"/"car"), so there only a misspelling that is no
 # English word is; in a one-word text none.

@@ -39,6 +39,9 @@ from memory.consolidation.fact_text import FactText
 from memory.embeddings.choice import static_embedder
 from memory.embeddings.model import Vectors
 
+# Off until it merges nothing it should not on the public test half (docs/performance.md
+# "Consolidation on public data"); consolidation and the distiller read this one default.
+PARAPHRASES_BY_DEFAULT = False
 CANDIDATE_COSINE = 0.80
 SYNONYM_COSINE = 0.60
 MAX_SUBSTITUTIONS = 3

@@ -24,7 +24,11 @@ from datetime import datetime
 from memory.consolidation.candidates import candidate_pairs, conflict_pairs, signatures
 from memory.consolidation.conflict_guard import ConflictKind, compare, conflict_kinds
 from memory.consolidation.fact_text import FactText, read_fact_text
-from memory.consolidation.paraphrase import paraphrase_pairs, sentence_vectors
+from memory.consolidation.paraphrase import (
+    PARAPHRASES_BY_DEFAULT,
+    paraphrase_pairs,
+    sentence_vectors,
+)
 from memory.consolidation.paraphrase import paraphrases as is_paraphrase
 
 # A union joining clusters with more distinct fact signatures than this, pairwise, is
@@ -164,7 +168,7 @@ def plan_pass(
     entries: Sequence[PlanEntry],
     progress: Progress = lambda details: None,
     *,
-    paraphrases: bool = False,
+    paraphrases: bool = PARAPHRASES_BY_DEFAULT,
 ) -> Plan:
     """``paraphrases``: also merge texts that say the same in other words
     (memory/consolidation/paraphrase.py); off by default (docs/consolidation.md has its

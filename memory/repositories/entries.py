@@ -169,10 +169,11 @@ class EntryWrites:
                 if current is None:
                     raise EntryNotFound(memory_id)
                 raise VersionConflict(memory_id, expected_version, current)
-            await self.vectors.store(connection, [dict(row._mapping)], vectors, now)
+            stored = dict(row._mapping)
+            await self.vectors.store(connection, [stored], vectors, now)
             events = _write_events(
                 ref,
-                dict(row._mapping),
+                stored,
                 EventType.MEMORY_UPDATED,
                 attribution,
                 self.db.intent_links,

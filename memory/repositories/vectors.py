@@ -16,13 +16,13 @@ catch-up embeds it later.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pgvector.sqlalchemy import VECTOR
-from sqlalchemy import Text, and_, bindparam, cast, exists, select, tuple_
+from sqlalchemy import Text, bindparam, cast, exists, select, tuple_
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -100,7 +100,7 @@ class EntryVectors:
         self,
         connection: AsyncConnection,
         rows: Sequence[dict[str, Any]],
-        vectors: Vectors | None,
+        vectors: Iterable[Any] | None,
         now: datetime,
     ) -> None:
         """Insert or replace the vectors of ``rows`` (dicts with tenant, memory_ref, id,
@@ -173,10 +173,7 @@ class EntryVectors:
             ]
             if kept:
                 await self.store(
-                    connection,
-                    [row for row, _ in kept],
-                    _stack([v for _, v in kept]),
-                    self.db.now(),
+                    connection, [row for row, _ in kept], [v for _, v in kept], self.db.now()
                 )
         last = rows[-1]
         more = len(rows) == batch_size
@@ -192,26 +189,15 @@ class EntryVectors:
             select(V.c.memory_ref, V.c.entry_id, V.c.model)
             .where(V.c.model != model.id)
             .limit(batch_size)
+        )
+        gone = (
+            V.delete()
+            .where(tuple_(V.c.memory_ref, V.c.entry_id, V.c.model).in_(victims))
             .execution_options(**all_tenants("retiring another model's vectors"))
         )
         async with self.db.writing() as connection:
-            keys = (await connection.execute(victims)).all()
-            if not keys:
-                return 0
-            gone = (
-                V.delete()
-                .where(and_(tuple_(V.c.memory_ref, V.c.entry_id, V.c.model).in_(keys)))
-                .execution_options(**all_tenants("retiring another model's vectors"))
-            )
-            await connection.execute(gone)
-        return len(keys)
+            return (await connection.execute(gone)).rowcount
 
 
 def vector_text(vector: Any) -> str:
     return "[" + ",".join(map("{:.9g}".format, vector.tolist())) + "]"
-
-
-def _stack(vectors: Sequence[Any]) -> Vectors:
-    import numpy as np
-
-    return np.stack(vectors).astype(np.float32)

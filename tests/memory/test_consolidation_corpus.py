@@ -17,9 +17,10 @@ from dataclasses import replace
 from functools import cache
 
 from benchmarks import consolidation_corpus as cc
-from memory.consolidation.conflict_guard import TYPO_MIN_WORDS, _typo_close, compare
+from memory.consolidation.conflict_guard import TYPO_MIN_WORDS, compare
 from memory.consolidation.fact_text import STOPWORDS, read_fact_text
 from memory.consolidation.planner import Cluster, ConflictPair, Plan, plan_pass, slot_of
+from memory.consolidation.typos import typo_close
 
 N = 2000
 SEED = 20251106
@@ -89,7 +90,7 @@ def test_vocabulary_has_no_words_a_typo_apart() -> None:
     for values in lists:
         assert len(set(values)) == len(values)
         words = sorted({w.casefold() for value in values for w in re.findall(r"\w+", value)})
-        assert [(a, b) for a, b in itertools.combinations(words, 2) if _typo_close(a, b)] == []
+        assert [(a, b) for a, b in itertools.combinations(words, 2) if typo_close(a, b)] == []
         # A company called "Blue Sun" or a topic "quarterly planning" would carry a date.
         assert [w for w in words if w in cc._GUARDED_WORDS - STOPWORDS] == []
 
