@@ -24,6 +24,7 @@ from temporalio.worker import Worker
 from activities.commitment_activities import CommitmentActivities
 from activities.embedding_activities import EmbeddingActivities
 from activities.fixture_run_activities import FixtureRunActivities
+from activities.fleet_activities import FleetActivities
 from activities.memory_activities import MemoryActivities
 from activities.workflow_id_activities import WorkflowIdActivities
 from memory.commitments.predicates import PredicateRegistry
@@ -71,13 +72,15 @@ def build_worker(
         store.commitments.predicates = predicates
     ids = workflow_ids_for(settings)
     commitments = CommitmentActivities(store.commitments, client, settings.task_queue, ids)
+    memory = MemoryActivities(store, vault)
     return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=ALL_WORKFLOWS,
         activities=[
-            *MemoryActivities(store, vault).all(),
+            *memory.all(),
             *commitments.all(),
+            *FleetActivities(store.dream_work, memory, commitments).all(),
             *WorkflowIdActivities(ids).all(),
             *FixtureRunActivities(store).all(),
             *EmbeddingActivities(store).all(),

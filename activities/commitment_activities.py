@@ -33,6 +33,7 @@ from activities.contracts import (
 from activities.heartbeat import progress
 from memory.commitments.records import UnarmedCommitment
 from memory.commitments.store import CommitmentStore
+from memory.maintenance_writes import maintenance_writes
 from runtime.search_attributes import attributes_of
 from runtime.workflow_ids import PLAIN, WorkflowIds
 from schemas.commitments import (
@@ -88,7 +89,8 @@ class CommitmentActivities:
     @activity.defn(name=INFER_COMMITMENTS.name)
     @content_free
     async def infer_commitments(self, request: InferCommitmentsRequest) -> InferenceResult:
-        return await self.commitments.infer(request)
+        with maintenance_writes():
+            return await self.commitments.infer(request)
 
     @activity.defn(name=ARM_COMMITMENTS.name)
     @content_free

@@ -34,6 +34,7 @@ from schemas.embeddings import (
     RetireVectorsResult,
 )
 from schemas.fixture_runs import RunFixtureRequest, RunFixtureResult
+from schemas.fleet import DreamAgentsRequest, DreamAgentsResult, DueRefs, DueRefsRequest
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_ids import ChildWorkflowIds, ChildWorkflowIdsRequest
 from schemas.workflow_io import (
@@ -81,6 +82,10 @@ RUN_FIXTURE = ActivityContract("run_fixture", RunFixtureRequest, RunFixtureResul
 # other models' vectors once they have (workflows/reembed.py).
 CATCH_UP_VECTORS = ActivityContract("catch_up_vectors", CatchUpVectorsRequest, CatchUpVectorsResult)
 RETIRE_VECTORS = ActivityContract("retire_vectors", RetireVectorsRequest, RetireVectorsResult)
+# Fleet dreams (workflows/fleet_dream.py): the memoryRefs with work, one page at a time,
+# and a batch of agents dreamed in one activity.
+FIND_DUE_REFS = ActivityContract("find_due_refs", DueRefsRequest, DueRefs)
+DREAM_AGENTS = ActivityContract("dream_agents", DreamAgentsRequest, DreamAgentsResult)
 # Scheduled only by distillations recorded before budget-bounded selection.
 LEGACY_DISTILL = ActivityContract("distill", DistillRequest, DistillationResult)
 
@@ -100,4 +105,6 @@ ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
     CANCEL_COMMITMENT,
     CHILD_WORKFLOW_IDS,
     RUN_FIXTURE,
+    FIND_DUE_REFS,
+    DREAM_AGENTS,
 )

@@ -27,11 +27,19 @@ class ProgressBeat:
 
     def __init__(self) -> None:
         self.details: dict[str, Any] = {}
+        # Details an outer activity keeps in every beat while inner steps report theirs
+        # (a fleet batch's finished agents, which its retry resumes after).
+        self.held: dict[str, Any] = {}
 
     def __call__(self, details: dict[str, Any]) -> None:
-        self.details = dict(details)
+        self.details = {**self.held, **details}
         if activity.in_activity():
             activity.heartbeat(self.details)
+
+    def hold(self, details: dict[str, Any]) -> None:
+        """Report ``details`` now and keep them in every later beat."""
+        self.held = dict(details)
+        self(details)
 
     def beat(self) -> None:
         if not activity.in_activity():

@@ -3,6 +3,8 @@
 Names and types come from activities/contracts.py (what workflows import); inputs and
 results are content-free models (schemas/workflow_io.py); memory content moves only
 between these activities and PostgreSQL. Every activity runs inside ``content_free``.
+The dream's steps write inside ``maintenance_writes``: what they derive is not new work
+for the next dream.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from activities.contracts import (
 from activities.heartbeat import progress
 from memory.adapter import HostMemoryStore
 from memory.distiller import Distiller
+from memory.maintenance_writes import maintenance_writes
 from memory.redaction import MemorySecretRegistry
 from memory.vault import SecretVault, registry_for_tenant
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
@@ -60,9 +63,10 @@ class MemoryActivities:
         secrets = registry_for_tenant(
             self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
         )
-        return await self.store.distill(
-            request, secrets=secrets, distiller=self.distiller, progress=progress()
-        )
+        with maintenance_writes():
+            return await self.store.distill(
+                request, secrets=secrets, distiller=self.distiller, progress=progress()
+            )
 
     @activity.defn(name=LEGACY_DISTILL.name)
     @content_free
@@ -86,7 +90,8 @@ class MemoryActivities:
         secrets = registry_for_tenant(
             self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
         )
-        return await self.store.consolidate(request, secrets=secrets, progress=progress())
+        with maintenance_writes():
+            return await self.store.consolidate(request, secrets=secrets, progress=progress())
 
     @activity.defn(name=CREATE_SNAPSHOT.name)
     @content_free
@@ -111,7 +116,8 @@ class MemoryActivities:
             )
         except InvalidInput as error:
             activity.logger.warning("secrets vault refused for garbage collection: %s", error.code)
-        return await self.store.collect_garbage(request.memory_ref, secrets=secrets)
+        with maintenance_writes():
+            return await self.store.collect_garbage(request.memory_ref, secrets=secrets)
 
     @activity.defn(name=LOAD_MEMORY_INDEX.name)
     @content_free

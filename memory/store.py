@@ -20,11 +20,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory.adapter import HostMemoryStore
 from memory.commitments.store import CommitmentStore
+from memory.dream_work import DreamWork
 from memory.embeddings.choice import configured_embedder
 from memory.embeddings.model import Embedder
 from memory.fixture_runs.records import FixtureRuns
 from memory.input_gate import checked
 from memory.intent_links import IntentLinks
+from memory.maintenance_writes import declare_maintenance_on
 from memory.redaction import MemorySecretRegistry
 from memory.repositories.consolidation import Consolidations
 from memory.repositories.distillation import Distillations
@@ -102,6 +104,8 @@ class PostgresMemoryStore:
         self.consolidations = Consolidations(self.db)
         self.commitments = CommitmentStore(engine, clock)
         self.fixture_runs = FixtureRuns(engine, clock)
+        self.dream_work = DreamWork(self.db)
+        declare_maintenance_on(engine)
         # Their requests carry a parsed MemoryRef already: nothing to add on the way.
         self.distill = self.distillations.distill
         self.consolidate = self.consolidations.consolidate

@@ -355,6 +355,10 @@ ref_changes = Table(
     Column("tenant", Text, nullable=False),
     Column("change_seq", BigInteger, nullable=False),
     Column("changed_at", DateTime(timezone=True), nullable=False),
+    # Migration 0020: writes other than maintenance, and the work_seq a fleet dream
+    # finished (memory/dream_work.py).
+    Column("work_seq", BigInteger, nullable=False, server_default="0"),
+    Column("dreamed_seq", BigInteger, nullable=False, server_default="0"),
 )
 # The change_seq a predicate watch's last evaluation read; NULL while no watch waits.
 commitments.append_column(Column("seen_change_seq", BigInteger))

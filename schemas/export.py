@@ -35,6 +35,7 @@ def _load_extensions() -> None:
 
     for module in (
         "schemas.workflow_io",
+        "schemas.fleet",
         "schemas.discovery",
         "schemas.discovery_v2",
         "schemas.fixture_runs",

@@ -70,6 +70,13 @@ INDEX = ActivityOptions(start_to_close=timedelta(seconds=30))
 # the Temporal client (heartbeats carry the count so far).
 INFER = ActivityOptions(start_to_close=timedelta(minutes=10))
 ARM = ActivityOptions(start_to_close=timedelta(minutes=30))
+# A fleet batch dreams up to 500 agents one after another (a few hundred milliseconds
+# each at 100 entries; a large memory's first dream can take minutes). Heartbeats carry
+# the agents done, so a dead worker is noticed in seconds, not at this timeout.
+FLEET_BATCH = ActivityOptions(
+    start_to_close=timedelta(hours=2),
+    schedule_to_close=OUTAGE_TOLERANCE + timedelta(hours=2),
+)
 # One claim-and-record transaction: short, retried through outages like every store call.
 FIRE = ActivityOptions(start_to_close=timedelta(seconds=30))
 # A conformance fixture's few writes and reads; a client polls for it for seconds, so an

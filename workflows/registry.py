@@ -10,11 +10,13 @@ from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
 from workflows.fixture_run import FixtureRunWorkflow
+from workflows.fleet_dream import FleetDreamWorkflow
 from workflows.predicate_watch import PredicateWatchWorkflow
 from workflows.reembed import ReembedWorkflow
 
 ALL_WORKFLOWS: list[type] = [
     DreamWorkflow,
+    FleetDreamWorkflow,
     DistillationWorkflow,
     ConsolidationWorkflow,
     AgentRunWorkflow,

@@ -33,6 +33,7 @@ FACADE_NAMES = {
     "snapshots",
     "event_log",
     "distillations",
+    "dream_work",
     "consolidations",
     "commitments",
     "fixture_runs",

@@ -46,6 +46,7 @@ from schemas.commitments import (
 from schemas.consolidation import ConsolidationInput
 from schemas.embeddings import ReembedInput
 from schemas.fixture_runs import ROUNDTRIP, FixtureRunInput, fixture_run_workflow_id
+from schemas.fleet import FleetDreamInput
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import AgentRunInput, DistillationInput, DreamInput
@@ -58,6 +59,7 @@ from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
 from workflows.fixture_run import FixtureRunWorkflow
+from workflows.fleet_dream import FleetDreamWorkflow
 from workflows.predicate_watch import PredicateWatchWorkflow
 from workflows.reembed import ReembedWorkflow
 
@@ -153,6 +155,7 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
     histories.update(await record_horizon(client, task_queue, store))
     histories.update(await record_fixture_run(client, task_queue, store))
     histories.update(await record_reembed(client, task_queue))
+    histories.update(await record_fleet_dream(client, task_queue, store))
     return histories
 
 
@@ -267,6 +270,21 @@ async def record_reembed(client: Client, task_queue: str) -> dict[str, str]:
     )
     await handle.result()
     return {"reembed.json": (await handle.fetch_history()).to_json()}
+
+
+async def record_fleet_dream(
+    client: Client, task_queue: str, store: PostgresMemoryStore
+) -> dict[str, str]:
+    """A fleet dream as the docs start it (``--input '{}'``), after a second agent wrote:
+    one page, one batch of the agents with work."""
+    await store.put_many(
+        "mem://acme/agent-2", [NewMemoryEntry(content="Standup moved to 9:30 on Mondays.")]
+    )
+    handle = await client.start_workflow(
+        FleetDreamWorkflow.run, FleetDreamInput(), id="example-fleet-dream", task_queue=task_queue
+    )
+    await handle.result()
+    return {"fleet_dream.json": (await handle.fetch_history()).to_json()}
 
 
 async def main() -> None:

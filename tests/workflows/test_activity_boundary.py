@@ -26,6 +26,7 @@ from activities.commitment_activities import CommitmentActivities
 from activities.contracts import ALL_CONTRACTS
 from activities.embedding_activities import EmbeddingActivities
 from activities.fixture_run_activities import FixtureRunActivities
+from activities.fleet_activities import FleetActivities
 from activities.memory_activities import MemoryActivities
 from activities.workflow_id_activities import WorkflowIdActivities
 from memory.store import PostgresMemoryStore
@@ -154,9 +155,12 @@ async def test_an_invalid_vault_secret_fails_the_first_attempt(
 async def test_every_contract_has_an_implementation_of_its_types(
     store: PostgresMemoryStore, temporal_env: WorkflowEnvironment
 ) -> None:
+    memory = MemoryActivities(store, StaticSecretVault({}))
+    commitments = CommitmentActivities(store.commitments, temporal_env.client, "q")
     registered = [
-        *MemoryActivities(store, StaticSecretVault({})).all(),
-        *CommitmentActivities(store.commitments, temporal_env.client, "q").all(),
+        *memory.all(),
+        *commitments.all(),
+        *FleetActivities(store.dream_work, memory, commitments).all(),
         *WorkflowIdActivities(PLAIN).all(),
         *FixtureRunActivities(store).all(),
         *EmbeddingActivities(store).all(),

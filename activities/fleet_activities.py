@@ -1,0 +1,157 @@
+"""Fleet dreams' activities: find the memoryRefs with work, and dream a batch of agents in
+one activity.
+
+A dream of one agent is the same five steps a DreamWorkflow schedules (distill under the
+budget, consolidate, infer commitments, arm them, collect garbage), run here by calling
+the very same activity methods, so the two paths cannot drift. What changes is the
+Temporal cost: one activity for a batch of agents instead of four workflows and a dozen
+activities per agent. What stays:
+
+- Exactly once per agent: every step is keyed by ``<runKey>/<memoryRef>`` or claims what
+  it consumes in the database (distillation's source claims, the consolidation pass's
+  run key, inference's watermark, arming's reject-duplicate workflow ids), so a batch
+  retried after a crash applies each agent once.
+- Progress: the heartbeat carries how many agents of the batch are done, and a retry
+  resumes after them.
+- One failing agent does not stop the others: a step that fails for that agent (bad
+  data, a vault that refuses a secret) is reported by its error code and the agent stays
+  due; only the database being unavailable fails the batch, whose retry rides it out.
+- Every write is maintenance (memory/maintenance_writes.py), and an agent is marked
+  dreamed up to the work it read before its first step, so a write that lands while it
+  is dreamed keeps it due.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.boundary import content_free
+from activities.commitment_activities import CommitmentActivities
+from activities.contracts import DREAM_AGENTS, FIND_DUE_REFS
+from activities.heartbeat import progress
+from activities.memory_activities import MemoryActivities
+from memory.dream_work import DreamWork
+from memory.maintenance_writes import maintenance_writes
+from schemas.commitments import ArmCommitmentsRequest, InferCommitmentsRequest
+from schemas.consolidation import ConsolidateMemoryRequest
+from schemas.errors import ErrorCode
+from schemas.fleet import AgentDream, DreamAgentsRequest, DreamAgentsResult, DueRefs, DueRefsRequest
+from schemas.memory_ref import MemoryRef
+from schemas.workflow_io import DistillMemoryRequest, IndexRequest
+
+T = TypeVar("T")
+
+
+class FleetActivities:
+    def __init__(
+        self,
+        work: DreamWork,
+        memory: MemoryActivities,
+        commitments: CommitmentActivities,
+    ) -> None:
+        self.work = work
+        self.memory = memory
+        self.commitments = commitments
+
+    @activity.defn(name=FIND_DUE_REFS.name)
+    @content_free
+    async def find_due_refs(self, request: DueRefsRequest) -> DueRefs:
+        refs = await self.work.due(tenant=request.tenant, after=request.after, limit=request.limit)
+        return DueRefs(memory_refs=tuple(str(ref) for ref in refs))
+
+    @activity.defn(name=DREAM_AGENTS.name)
+    @content_free
+    async def dream_agents(self, request: DreamAgentsRequest) -> DreamAgentsResult:
+        # A retry resumes after the agents its earlier attempts finished; their results
+        # travel in the heartbeat so the batch still reports every agent.
+        finished = _resumed(activity.info().heartbeat_details)
+        beat = progress()
+        refs = request.memory_refs
+        for ref in refs[len(finished) :]:
+            finished.append(await self._dream_one(ref, request))
+            beat.hold(
+                {
+                    "done": len(finished),
+                    "of": len(refs),
+                    "agents": [agent.model_dump(mode="json", by_alias=True) for agent in finished],
+                }
+            )
+        return DreamAgentsResult(agents=tuple(finished))
+
+    async def _dream_one(self, ref: MemoryRef, request: DreamAgentsRequest) -> AgentDream:
+        failed: list[str] = []
+
+        async def step(name: str, call: Callable[[], Awaitable[T]]) -> T | None:
+            try:
+                return await call()
+            except ApplicationError as error:
+                if error.type == ErrorCode.STORE_UNAVAILABLE.value:
+                    raise  # the batch retries; every agent would fail the same way
+                failed.append(f"{name}:{error.type}")
+                return None
+
+        run_key = f"{request.run_key}/{ref}"
+        with maintenance_writes():
+            work_seq = await self.work.work_seq(ref)
+            distilled = await step(
+                "distill",
+                lambda: self.memory.distill_memory(
+                    DistillMemoryRequest(
+                        memory_ref=ref,
+                        token_budget=request.token_budget,
+                        run_key=run_key,
+                        # Unattended: an entry too large for the budget is reported.
+                        when_nothing_fits="defer",
+                    )
+                ),
+            )
+            consolidated = await step(
+                "consolidate",
+                lambda: self.memory.consolidate_memory(
+                    ConsolidateMemoryRequest(memory_ref=ref, run_key=run_key, trigger="scheduled")
+                ),
+            )
+            inferred = await step(
+                "infer",
+                lambda: self.commitments.infer_commitments(InferCommitmentsRequest(memory_ref=ref)),
+            )
+            armed = await step(
+                "arm",
+                lambda: self.commitments.arm_commitments(ArmCommitmentsRequest(memory_ref=ref)),
+            )
+            garbage = await step(
+                "collect-garbage",
+                lambda: self.memory.collect_garbage(IndexRequest(memory_ref=ref)),
+            )
+            more_left = distilled is not None and distilled.deferred_count > 0
+            if not failed and not more_left:
+                await self.work.mark_dreamed(ref, work_seq)
+        return AgentDream(
+            memory_ref=str(ref),
+            status="failed" if failed else "more-left" if more_left else "dreamed",
+            sources=distilled.source_count if distilled else 0,
+            tokens_used=distilled.tokens_used if distilled else 0,
+            merged=consolidated.merged_count if consolidated else 0,
+            superseded=consolidated.superseded_count if consolidated else 0,
+            commitments_created=inferred.created if inferred else 0,
+            workflows_started=armed.started if armed else 0,
+            expired=garbage.expired_entries if garbage else 0,
+            failed_steps=tuple(failed),
+        )
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.find_due_refs, self.dream_agents]
+
+
+def _resumed(details: Any) -> list[AgentDream]:
+    """The agents an earlier attempt of this batch finished, from its last heartbeat."""
+    if not details:
+        return []
+    last = details[-1] if isinstance(details, list | tuple) else details
+    if not isinstance(last, dict):
+        return []
+    return [AgentDream.model_validate(agent) for agent in last.get("agents", [])]
