@@ -1,10 +1,12 @@
-"""docker-compose.yml, the Dockerfile and deploy/temporal-setup.sh, checked without a Docker
-engine: the compose file is parsed with PyYAML, the setup script runs against stub
-`temporal`, `temporal-sql-tool` and `nc` commands, and `docker compose config` runs when a
-Compose v2 client is installed (it needs no engine)."""
+"""docker-compose.yml, the Dockerfile, deploy/temporal-setup.sh and deploy/nginx/api-lb.conf,
+checked without a Docker engine: the compose file is parsed with PyYAML (its `scale-out`
+profile too), the load balancer's nginx config is read for what it proxies to, the setup
+script runs against stub `temporal`, `temporal-sql-tool` and `nc` commands, and
+`docker compose config` runs when a Compose v2 client is installed (it needs no engine)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -19,6 +21,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from api.body_limit import MAX_BODY_BYTES
+from api.run_event_stream import KEEP_ALIVE_S
 from runtime import search_attributes, settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +39,15 @@ SERVER_IMAGE = "temporalio/server"
 UI_IMAGE = "temporalio/ui"
 TEMPORAL_GRPC_PORT = 7233  # the server's frontend gRPC port (FRONTEND_GRPC_PORT default)
 POSTGRES_PORT = 5432
+NGINX_IMAGE = "nginx"
+SCALE_OUT = "scale-out"
+# The longest an API response stays silent: a run's long poll (api/run_routes.py, timeout
+# at most 60 s); an SSE stream sends a keep-alive every KEEP_ALIVE_S.
+LONG_POLL_MAX_S = 60
+# The scale-out shape docs/scale-out.md sizes the memory database for: 4 workers, and the
+# api plus 3 api-replica containers.
+DOCUMENTED_WORKERS, DOCUMENTED_API_PROCESSES = 4, 4
+CONNECTIONS_PER_WORKER, CONNECTIONS_PER_API = 21, 20
 
 _INTERPOLATION = re.compile(
     r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}"
@@ -405,6 +418,191 @@ def test_databases_are_healthchecked_and_persistent(services, compose):
         assert targets.get("/var/lib/postgresql/data") in declared, f"{name}: no named volume"
 
 
+# ------------------------------------------------------------------ scale-out profile
+
+
+def _profiles(service: dict[str, Any]) -> set[str]:
+    return set(service.get("profiles") or [])
+
+
+def _nginx_directives(text: str) -> list[tuple[tuple[str, ...], list[str]]]:
+    """(enclosing blocks, directive words) for every directive of an nginx config."""
+    text = re.sub(r"#[^\n]*", "", text)
+    found: list[tuple[tuple[str, ...], list[str]]] = []
+    stack: list[str] = []
+    for token in re.findall(r"[^;{}]+[;{]|}", text):
+        if token == "}":
+            stack.pop()
+            continue
+        words = shlex.split(token[:-1])
+        if token.endswith("{"):
+            stack.append(" ".join(words))
+        else:
+            found.append((tuple(stack), words))
+    assert not stack, "unbalanced braces"
+    return found
+
+
+def _seconds(value: str) -> float:
+    match = re.fullmatch(r"(\d+)(ms|s|m)?", value)
+    assert match, value
+    scale = {"ms": 0.001, "s": 1, "m": 60, None: 1}[match.group(2)]
+    return int(match.group(1)) * scale
+
+
+def _size_bytes(value: str) -> int:
+    match = re.fullmatch(r"(\d+)([kKmMgG])?", value)
+    assert match, value
+    return (
+        int(match.group(1))
+        * {"k": 1024, "m": 1024**2, "g": 1024**3, "": 1}[(match.group(2) or "").lower()]
+    )
+
+
+@pytest.fixture(scope="module")
+def balancer(services: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    return _only(services, NGINX_IMAGE)
+
+
+@pytest.fixture(scope="module")
+def balancer_config(
+    balancer: tuple[str, dict[str, Any]],
+) -> list[tuple[tuple[str, ...], list[str]]]:
+    _, service = balancer
+    host = _host_path(service, "/etc/nginx/conf.d/default.conf")
+    assert host is not None and host.is_file(), "the nginx config is not mounted from the repo"
+    assert host.is_relative_to(ROOT / "deploy")
+    return _nginx_directives(host.read_text())
+
+
+def test_the_default_stack_is_untouched_by_the_scale_out_profile(services, balancer):
+    """Only the load balancer and the API replicas are in the profile: `docker compose up`
+    without it starts exactly the production path."""
+    in_profile = {name for name, svc in services.items() if _profiles(svc)}
+    assert in_profile == {"api-replica", balancer[0]}
+    assert all(_profiles(services[name]) == {SCALE_OUT} for name in in_profile)
+    assert not _profiles(services["worker"]) and not _profiles(services["api"])
+
+
+def test_no_service_has_a_fixed_container_name(services):
+    # `--scale` refuses a service with a container_name.
+    assert [name for name, svc in services.items() if "container_name" in svc] == []
+
+
+def test_api_replica_is_the_api_without_a_published_port(services):
+    api, replica = services["api"], services["api-replica"]
+    same = {
+        key: value for key, value in replica.items() if key not in {"ports", "profiles", "deploy"}
+    }
+    assert same == {key: value for key, value in api.items() if key != "ports"}
+    assert not replica.get("ports"), "a published port stops `--scale api-replica=N`"
+    assert replica["deploy"]["replicas"] >= 2
+    assert set(_env(replica)) == set(settings.API_ENV_VARS)
+    assert _depends_on(replica).get("memory-postgres") == "service_healthy"
+
+
+def test_load_balancer_image_supports_resolving_upstreams(balancer):
+    _, service = balancer
+    _, tag = _split_image(service["image"])
+    match = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)(-[a-z0-9.]+)?", tag or "")
+    assert match, f"nginx pinned to a patch release: {tag!r}"
+    # `server ... resolve` in an upstream came to nginx open source in 1.27.3.
+    assert tuple(int(part) for part in match.groups()[:3]) >= (1, 27, 3)
+
+
+def test_load_balancer_proxies_to_every_api_service(services, balancer, balancer_config):
+    api_port = settings.Settings.model_validate(_env(services["api"])).api_port
+    upstreams = {
+        block.split()[1]: [words for blocks, words in balancer_config if blocks == (block,)]
+        for block in {blocks[0] for blocks, _ in balancer_config if blocks}
+        if block.startswith("upstream ")
+    }
+    assert len(upstreams) == 1, upstreams
+    ((upstream, directives),) = upstreams.items()
+    servers = [words for words in directives if words[0] == "server"]
+    assert {_host_port(words[1]) for words in servers} == {
+        ("api", api_port),
+        ("api-replica", api_port),
+    }
+    # Scaled replicas appear and disappear at run time: names resolved while running,
+    # which needs the peers in shared memory and a resolver (Docker's embedded DNS).
+    assert all("resolve" in words[2:] for words in servers)
+    assert any(words[0] == "zone" for words in directives)
+    resolvers = [words for blocks, words in balancer_config if words[0] == "resolver"]
+    assert resolvers and resolvers[0][1] == "127.0.0.11", resolvers
+    assert any(word.startswith("valid=") for word in resolvers[0][2:])
+
+    proxied = [words for blocks, words in balancer_config if words[0] == "proxy_pass"]
+    assert proxied == [["proxy_pass", f"http://{upstream}"]]
+    # The balancer starts once both API services answer their healthcheck.
+    assert _depends_on(balancer[1]) == {"api": "service_healthy", "api-replica": "service_healthy"}
+
+
+def test_load_balancer_keeps_long_polls_streams_and_bodies_whole(balancer_config):
+    settings_of = {words[0]: words[1:] for _, words in balancer_config}
+    assert settings_of["proxy_buffering"] == ["off"], "SSE events would wait in a buffer"
+    read_timeout = _seconds(settings_of.get("proxy_read_timeout", ["60s"])[0])
+    assert read_timeout > max(LONG_POLL_MAX_S, KEEP_ALIVE_S)
+    # Over the API's own cap, so its JSON 413 answers, not nginx's page.
+    assert _size_bytes(settings_of.get("client_max_body_size", ["1m"])[0]) > MAX_BODY_BYTES
+    # A POST is never sent to a second replica after the first one received it.
+    assert "non_idempotent" not in settings_of.get("proxy_next_upstream", [])
+    # Reused upstream connections close before uvicorn's 5 s keep-alive timeout does.
+    assert _seconds(settings_of.get("keepalive_timeout", ["60s"])[0]) < 5
+
+
+def test_load_balancer_is_published_on_loopback_and_healthchecked(
+    services, balancer, balancer_config
+):
+    _, service = balancer
+    (published,) = service["ports"]
+    host, host_port, container_port = str(published).split(":")
+    assert host == "127.0.0.1"
+    assert any(str(port).split(":")[1] != host_port for port in services["api"]["ports"])
+    listens = [words[1] for blocks, words in balancer_config if words[0] == "listen"]
+    assert listens == [container_port]
+    test = " ".join(_as_list(service["healthcheck"]["test"]))
+    assert f"http://127.0.0.1:{container_port}/.well-known/openwop" in test
+    assert service.get("restart") == "unless-stopped"
+
+
+def test_size_settings_default_to_the_documented_values(services):
+    _, server = _only(services, SERVER_IMAGE)
+    raw = yaml.safe_load(COMPOSE_FILE.read_text())["services"]
+    server_name, _ = _only(services, SERVER_IMAGE)
+    assert (
+        "${TEMPORAL_NUM_HISTORY_SHARDS:-" in raw[server_name]["environment"]["NUM_HISTORY_SHARDS"]
+    )
+    assert _env(server)["NUM_HISTORY_SHARDS"] == "4"  # the image's default: unchanged
+
+    command = _as_list(services["memory-postgres"]["command"])
+    assert command[0] == "postgres"
+    (max_connections,) = [
+        int(arg.split("=", 1)[1]) for arg in command if arg.startswith("max_connections=")
+    ]
+    needed = (
+        CONNECTIONS_PER_WORKER * DOCUMENTED_WORKERS + CONNECTIONS_PER_API * DOCUMENTED_API_PROCESSES
+    )
+    assert max_connections >= needed > 100  # PostgreSQL's default would not hold them
+    assert "${MEMORY_DB_MAX_CONNECTIONS:-" in " ".join(raw["memory-postgres"]["command"])
+
+
+def test_connection_figures_match_the_engine():
+    """The 21 and 20 above and in docs/scale-out.md: the engine's pool plus overflow, and
+    the change listener's own connection in a worker."""
+    import inspect
+
+    from memory.database import create_engine
+
+    pool_size = inspect.signature(create_engine).parameters["pool_size"].default
+    source = inspect.getsource(create_engine)
+    assert "max_overflow=pool_size" in source
+    per_api, per_worker = 2 * pool_size, 2 * pool_size + 1
+    assert (per_api, per_worker) == (CONNECTIONS_PER_API, CONNECTIONS_PER_WORKER)
+    docs = (ROOT / "docs" / "scale-out.md").read_text()
+    assert f"`{CONNECTIONS_PER_WORKER} x workers + {CONNECTIONS_PER_API} x API processes`" in docs
+
+
 # ---------------------------------------------------------------------- setup script
 
 
@@ -646,16 +844,15 @@ def _compose_command() -> list[str]:
     return [find_binary("docker-compose")]
 
 
-def test_docker_compose_config_accepts_the_file():
-    command = _compose_command()
+def _compose_config(*args: str) -> subprocess.CompletedProcess[str]:
     # `config` only parses, interpolates and validates: it does not contact an engine.
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("COMPOSE_", "TEMPORAL_DB_", "MEMORY_DB_"))
+        if not key.startswith(("COMPOSE_", "TEMPORAL_", "MEMORY_DB_"))
     }
     result = subprocess.run(
-        [*command, "-f", str(COMPOSE_FILE), "config", "-q"],
+        [*_compose_command(), "-f", str(COMPOSE_FILE), *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -668,3 +865,28 @@ def test_docker_compose_config_accepts_the_file():
     assert not re.search(r"validating|error|not allowed|invalid", result.stderr, re.I), (
         result.stderr
     )
+    return result
+
+
+def test_docker_compose_config_accepts_the_file():
+    _compose_config("config", "-q")
+    _compose_config("--profile", SCALE_OUT, "config", "-q")
+
+
+def test_docker_compose_resolves_the_scale_out_profile():
+    """Compose's own reading of the file (anchors, merge keys, profiles), not PyYAML's."""
+    default = _compose_config("config", "--services").stdout.split()
+    assert "api" in default and "worker" in default
+    assert "api-replica" not in default and "api-lb" not in default
+
+    resolved = json.loads(
+        _compose_config("--profile", SCALE_OUT, "config", "--format", "json").stdout
+    )["services"]
+    replica, api = resolved["api-replica"], resolved["api"]
+    assert not replica.get("ports")
+    assert replica["deploy"]["replicas"] >= 2
+    assert [(port["host_ip"], port["published"]) for port in api["ports"]] == [
+        ("127.0.0.1", "8000")
+    ]
+    for key in ("command", "environment", "volumes", "healthcheck", "depends_on", "build"):
+        assert replica[key] == api[key], key
