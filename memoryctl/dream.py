@@ -1,7 +1,10 @@
 """memoryctl dream run: one dream (distil, consolidate, infer commitments, collect
-garbage) on Temporal now, waited for, its counts printed.
+garbage) on Temporal now, waited for, its counts printed; memoryctl dream fleet: the same
+for every agent with new work, one FleetDreamWorkflow (workflows/fleet_dream.py).
 
     memoryctl dream run --memory-ref REF [--token-budget N] [--json]
+    memoryctl dream fleet [--tenant T] [--token-budget N] [--batch-size N]
+                          [--concurrency N] [--json]
 
 The workflow id is ``dream/<memoryRef>``, beside the children's ``distill/<memoryRef>``,
 ``consolidate/<memoryRef>`` and ``infer-commitments/<memoryRef>``. A dream a schedule
@@ -30,6 +33,7 @@ from memoryctl.cli import (
 )
 
 if TYPE_CHECKING:
+    from schemas.fleet import FleetDreamResult
     from schemas.workflow_io import DreamResult
 
 dream_app = typer.Typer(
@@ -73,6 +77,71 @@ def run(
         print_json(result.to_wire())
         return
     console.print(_summary(result))
+
+
+@dream_app.command("fleet")
+def fleet(
+    tenant: Annotated[
+        str | None, typer.Option("--tenant", help="One tenant's agents (default: every tenant).")
+    ] = None,
+    token_budget: Annotated[
+        int | None,
+        typer.Option("--token-budget", min=1, help="Distillation budget (default: the maximum)."),
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, max=500, help="Agents per activity.")
+    ] = 50,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, max=64, help="Batches in flight at once.")
+    ] = 4,
+    as_json: JsonOption = False,
+) -> None:
+    """Dream every agent with something new now (idle agents cost nothing), wait for it
+    and print the counts. The workflow id is ``fleet-dream/<tenant>`` or
+    ``fleet-dream/all``: a second fleet dream of the same scope while one runs is refused."""
+    from pydantic import ValidationError
+
+    from schemas.fleet import FleetDreamInput
+
+    try:
+        request = FleetDreamInput(
+            tenant=tenant,
+            token_budget=token_budget,
+            batch_size=batch_size,
+            concurrency=concurrency,
+        )
+    except ValidationError as error:
+        raise typer.BadParameter(str(error.errors()[0]["msg"]), param_hint="--tenant") from None
+
+    async def action() -> FleetDreamResult:
+        from runtime.settings import Settings
+        from runtime.workflow_ids import workflow_ids_for
+        from workflows.fleet_dream import FleetDreamWorkflow
+
+        result: FleetDreamResult = await start_and_wait(
+            FleetDreamWorkflow.run,
+            request,
+            workflow_id=workflow_ids_for(Settings()).fleet_dream(tenant),
+            summary=f"fleet dream of {tenant or 'every tenant'} (memoryctl)",
+            busy=f"a fleet dream of {tenant or 'every tenant'} is already running",
+            what=f"dreaming the agents of {tenant or 'every tenant'} with new work",
+        )
+        return result
+
+    with errors.status("waiting for the fleet dream", spinner="dots"):
+        result = run_action(action)
+    if as_json:
+        print_json(result.to_wire())
+        return
+    p = result.progress
+    table = Table(title=f"fleet dream of {result.tenant or 'every tenant'}", show_header=False)
+    table.add_column("", no_wrap=True)
+    table.add_column("", overflow="fold")
+    table.add_row("agents dreamed", str(p.dreamed))
+    table.add_row("left with more to do", f"{p.more_left} (budget full; due again next run)")
+    table.add_row("failed", f"{p.failed} {' '.join(p.failed_refs)}".rstrip())
+    table.add_row("batches / pages", f"{p.batches} / {p.pages}")
+    console.print(table)
 
 
 def _summary(result: DreamResult) -> Table:

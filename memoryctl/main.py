@@ -14,6 +14,7 @@
     memoryctl commitments infer | list | show | cancel     see memoryctl/commitments.py
     memoryctl memory put | get | list | forget             entries by hand (memoryctl/entries.py)
     memoryctl dream run --memory-ref REF [--token-budget N] [--json]   a dream now, waited for
+    memoryctl dream fleet [--tenant T] [--json]    every agent with new work, one workflow
     memoryctl keys create --tenant T | list | revoke KEY_ID   the HTTP API's keys
     memoryctl serve [--host H] [--port P]                  run the HTTP API until Ctrl-C
     memoryctl capabilities [--json]                        the live discovery document

@@ -64,6 +64,15 @@ class WorkflowIds:
         schedule's id."""
         return f"dream/{self.token(ref)}"
 
+    def fleet_dream(self, tenant: str | None) -> str:
+        """A fleet dream started by hand: ``fleet-dream/<tenant>`` or ``fleet-dream/all``
+        (a tenant's keyed hash when ids are opaque), one at a time per scope."""
+        if tenant is None:
+            return "fleet-dream/all"
+        if self._secret is None:
+            return f"fleet-dream/{tenant}"
+        return f"fleet-dream/{keyed_token(self._secret, tenant)}"
+
     def schedule(self, ref: MemoryRef | str) -> str:
         """``dream:<tenant>:<agent>[:<scope>]``: ':' cannot occur in a segment, so
         distinct refs get distinct ids (see memoryctl/schedules.py); opaque:

@@ -206,3 +206,39 @@ async def test_readme_reembed_commands_embed_what_has_no_vector(
             )
         )
         assert embedded.scalar_one() == 5
+
+
+async def test_readme_fleet_schedule_dreams_every_agent_with_work(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    refs = [REF, "mem://acme/agent-2"]
+    for ref in refs:
+        await store.put_many(
+            ref, [note(f"fleet note {i} for {ref}: call went well") for i in range(4)]
+        )
+    commands = block_commands(README, "temporal-cli-fleet")
+    assert [c.split()[1:3] for c in commands] == [
+        ["schedule", "create"],
+        ["schedule", "trigger"],
+        ["workflow", "list"],
+        ["schedule", "delete"],
+    ]
+    worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
+    async with worker:
+        for command in commands[:2]:
+            result = await asyncio.to_thread(run, command, address)
+            assert result.returncode == 0, (command, result.stderr)
+
+        async def completed_fleet_run() -> bool:
+            listed = await asyncio.to_thread(run, commands[2] + " -o json", address)
+            assert listed.returncode == 0, listed.stderr
+            runs = json.loads(listed.stdout or "[]")
+            return any(r.get("status") == "WORKFLOW_EXECUTION_STATUS_COMPLETED" for r in runs)
+
+        await eventually(completed_fleet_run, seconds=30, every=0.3)
+        deleted = await asyncio.to_thread(run, commands[3], address)
+        assert deleted.returncode == 0, deleted.stderr
+    for ref in refs:
+        assert len(await store.events(ref, types=["memory.compacted"])) == 1
+    assert await store.dream_work.due(tenant="acme", after=None, limit=10) == []

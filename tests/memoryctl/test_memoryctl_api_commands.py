@@ -336,6 +336,33 @@ async def test_dream_run_prints_the_summary(
         assert text not in summary + as_json.stdout
 
 
+@pytest.mark.slow
+async def test_dream_fleet_dreams_the_agents_with_work_and_prints_the_counts(
+    temporal_env: WorkflowEnvironment,
+    worker_task_queue: str,
+    store: PostgresMemoryStore,
+    database_url: str,
+) -> None:
+    env = {
+        "DATABASE_URL": database_url,
+        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+        "AGENT_MEMORY_TASK_QUEUE": worker_task_queue,
+    }
+    tenant = f"t{uuid.uuid4().hex[:8]}"
+    refs = [unique_ref(tenant, f"agent-{i}") for i in range(3)]
+    texts = [f"Shipment {i} for {ref} leaves on Monday." for ref in refs for i in range(2)]
+    for ref in refs:
+        await store.put_many(ref, [note(text) for text in texts if ref in text])
+    result = json.loads(ok(await run("dream", "fleet", "--tenant", tenant, "--json", env=env)))
+    assert result["progress"]["dreamed"] == 3 and result["progress"]["failed"] == 0
+    again = ok(await run("dream", "fleet", "--tenant", tenant, env=env))
+    assert "agents dreamed" in again and " 0 " in again.replace("│", " ")
+    refused = await run("dream", "fleet", "--tenant", "../x", env=env)
+    assert refused.returncode == 2 and "--tenant" in refused.stderr
+    for text in texts:
+        assert text not in again
+
+
 # ---------------------------------------------------------------------- capabilities
 
 
