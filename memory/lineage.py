@@ -12,12 +12,13 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import any_, select
+from sqlalchemy import Text, any_, bindparam, func, literal, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.scope import scoped
+from memory.scope import scope_params, scoped
 from memory.sql_arrays import texts
 from schemas.erasure import LineageLink
 from schemas.memory_ref import MemoryRef
@@ -42,22 +43,34 @@ def earliest_expiry(expiries: Iterable[datetime | None]) -> datetime | None:
     return min(present) if present else None
 
 
+_LINEAGE_OF_DISTILLED = (
+    pg_insert(L)
+    .from_select(
+        ["tenant", "memory_ref", "source_id", "artifact_kind", "artifact_id"],
+        select(
+            bindparam("scope_tenant"),
+            bindparam("scope_ref"),
+            func.unnest(bindparam("sources", type_=ARRAY(Text))),
+            literal(DISTILLED, Text),
+            bindparam("artifact_id", type_=Text),
+        ),
+    )
+    .on_conflict_do_nothing()
+)
+
+
 async def record_lineage(
     connection: AsyncConnection, ref: MemoryRef, source_ids: Sequence[str], archive: Archive
 ) -> None:
-    rows = [
-        {
-            "tenant": ref.tenant,
-            "memory_ref": str(ref),
-            "source_id": source_id,
-            "artifact_kind": kind,
-            "artifact_id": artifact_id,
-        }
-        for source_id in dict.fromkeys(source_ids)
-        for kind, artifact_id in ((DISTILLED, archive.output_id),)
-    ]
-    if rows:
-        await connection.execute(pg_insert(L).values(rows).on_conflict_do_nothing())
+    # One statement whatever the number of sources: the ids travel as one array, so
+    # the statement compiles once and stays cached (a multi-row VALUES list compiled
+    # anew on every distillation: 31 of a fleet dream's 110 ms per agent).
+    sources = list(dict.fromkeys(source_ids))
+    if sources:
+        await connection.execute(
+            _LINEAGE_OF_DISTILLED,
+            {**scope_params(ref), "sources": sources, "artifact_id": archive.output_id},
+        )
 
 
 async def marked_under(
