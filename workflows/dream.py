@@ -2,13 +2,16 @@
 
 It runs distillation as a child workflow whose id is derived from the memoryRef, so two
 dreams for one memoryRef never run at once (a second one finds the child running and
-returns "skipped-overlap"), then consolidation of the long-term memory as a second child
-(id ``consolidate/<memoryRef>``; one already running, say started by hand, is left to
-finish and this night's pass is skipped), then collects garbage. Consolidation and
-garbage collection run whether distillation succeeded or failed: one failing step must
-not also stop the others; the dream then fails with the first failure. Commitment
-inference runs as a third child (``infer-commitments/<memoryRef>``) after consolidation,
-so an intention merged into a survivor is inferred from the survivor.
+returns "skipped-overlap"), then consolidation of the long-term memory, then commitment
+inference and arming (after consolidation, so an intention merged into a survivor is
+inferred from the survivor), then collects garbage. Consolidation, inference and garbage
+collection are activities of the dream, each shown in the UI with its summary: as child
+workflows they cost the Temporal server three more workflows per dream for nothing a
+user sees (a pass started by hand meanwhile is serialised with this one by the
+database's per-memoryRef lock, and the second finds nothing left to merge). Dreams
+recorded before that (patch ``dream-steps-as-activities``) replay with their children.
+Every step runs whether the one before succeeded or failed: one failing step must not
+also stop the others; the dream then fails with the first failure.
 
 With payload encryption the children's ids carry a keyed hash instead of the memoryRef
 (runtime/workflow_ids.py): child ids are recorded in clear in this history. The worker
@@ -25,17 +28,33 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import (
+    ActivityError,
     ApplicationError,
     ChildWorkflowError,
     WorkflowAlreadyStartedError,
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import CHILD_WORKFLOW_IDS, COLLECT_GARBAGE
+    from activities.contracts import (
+        ARM_COMMITMENTS,
+        CHILD_WORKFLOW_IDS,
+        COLLECT_GARBAGE,
+        CONSOLIDATE_MEMORY,
+        INFER_COMMITMENTS,
+    )
     from runtime.search_attributes import attributes_of, updates_of
     from runtime.workflow_ids import PLAIN
-    from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult
-    from schemas.consolidation import ConsolidationInput, ConsolidationResult
+    from schemas.commitments import (
+        ArmCommitmentsRequest,
+        CommitmentInferenceInput,
+        CommitmentInferenceResult,
+        InferCommitmentsRequest,
+    )
+    from schemas.consolidation import (
+        ConsolidateMemoryRequest,
+        ConsolidationInput,
+        ConsolidationResult,
+    )
     from schemas.memory_ref import MemoryRef
     from schemas.workflow_ids import ChildWorkflowIds, ChildWorkflowIdsRequest
     from schemas.workflow_io import (
@@ -51,6 +70,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.commitment_inference import CommitmentInferenceWorkflow
     from workflows.consolidation import ConsolidationWorkflow
     from workflows.distillation import DistillationWorkflow
+
+
+# Consolidation, inference and arming as the dream's own activities (before: children).
+STEPS_AS_ACTIVITIES = "dream-steps-as-activities"
 
 
 def distillation_workflow_id(memory_ref: MemoryRef | str) -> str:
@@ -71,7 +94,7 @@ class DreamWorkflow:
         ref = request.memory_ref
         workflow.upsert_search_attributes(updates_of(ref))
         workflow.set_current_details(f"Dreaming over {ref}")
-        failure: ChildWorkflowError | None = None
+        failure: ChildWorkflowError | ActivityError | None = None
         distillation: DistillationResult | None = None
         self._ids = await self._child_ids(ref)
         try:
@@ -92,7 +115,7 @@ class DreamWorkflow:
                 consolidation = await self._consolidate(ref)
             except WorkflowAlreadyStartedError:
                 workflow.logger.warning("a consolidation of this memoryRef is running; skipping")
-            except ChildWorkflowError as error:
+            except (ChildWorkflowError, ActivityError) as error:
                 failure = failure or error
         commitments: CommitmentInferenceResult | None = None
         if workflow.patched("dream-commitments"):
@@ -100,7 +123,7 @@ class DreamWorkflow:
                 commitments = await self._infer_commitments(ref)
             except WorkflowAlreadyStartedError:
                 workflow.logger.warning("a commitment inference of this memoryRef is running")
-            except ChildWorkflowError as error:
+            except (ChildWorkflowError, ActivityError) as error:
                 failure = failure or error
         garbage = await self._collect_garbage(ref)
         if failure is not None or distillation is None:
@@ -146,6 +169,18 @@ class DreamWorkflow:
         )
 
     async def _consolidate(self, ref: MemoryRef) -> ConsolidationResult:
+        if workflow.patched(STEPS_AS_ACTIVITIES):
+            info = workflow.info()
+            return await call(
+                CONSOLIDATE_MEMORY,
+                ConsolidateMemoryRequest(
+                    memory_ref=ref,
+                    run_key=f"{info.workflow_id}/{info.run_id}",
+                    trigger="scheduled",
+                ),
+                policies.CONSOLIDATE,
+                summary="consolidate: merge duplicates, supersede stale keys, record conflicts",
+            )
         return await workflow.execute_child_workflow(
             ConsolidationWorkflow.run,
             ConsolidationInput(memory_ref=ref, trigger="scheduled"),
@@ -156,6 +191,20 @@ class DreamWorkflow:
         )
 
     async def _infer_commitments(self, ref: MemoryRef) -> CommitmentInferenceResult:
+        if workflow.patched(STEPS_AS_ACTIVITIES):
+            inference = await call(
+                INFER_COMMITMENTS,
+                InferCommitmentsRequest(memory_ref=ref),
+                policies.INFER,
+                summary="infer commitments written since the watermark",
+            )
+            armed = await call(
+                ARM_COMMITMENTS,
+                ArmCommitmentsRequest(memory_ref=ref),
+                policies.ARM,
+                summary="arm commitments due within the horizon",
+            )
+            return CommitmentInferenceResult(inference=inference, armed=armed)
         return await workflow.execute_child_workflow(
             CommitmentInferenceWorkflow.run,
             CommitmentInferenceInput(memory_ref=ref),
