@@ -6,9 +6,8 @@ for every agent with new work, one FleetDreamWorkflow (workflows/fleet_dream.py)
     memoryctl dream fleet [--tenant T] [--token-budget N] [--batch-size N]
                           [--concurrency N] [--json]
 
-The workflow id is ``dream/<memoryRef>``, beside the children's ``distill/<memoryRef>``,
-``consolidate/<memoryRef>`` and ``infer-commitments/<memoryRef>``. A dream a schedule
-started (ids ``dream:<tenant>:<agent>...``) distils under the same child id, so the two
+The workflow id is ``dream/<memoryRef>``, beside its child's ``distill/<memoryRef>``. A
+dream a schedule started (ids ``dream:<tenant>:<agent>...``) distils under the same child id, so the two
 never distil one memoryRef at once: the later one reports ``skipped-overlap``.
 The dream group: its typer app and its one command. Output is statuses, counts and
 checksums, never entry content.
