@@ -39,19 +39,8 @@ class CommitmentInferenceWorkflow:
         ref = request.memory_ref
         workflow.upsert_search_attributes(updates_of(ref))
         workflow.set_current_details(f"Looking for commitments in {ref}")
-        inference = await call(
-            INFER_COMMITMENTS,
-            InferCommitmentsRequest.model_validate(request.model_dump()),
-            policies.INFER,
-            summary="parse intentions written since the watermark",
-        )
-        # Arming also resumes commitments an earlier run recorded but did not start.
-        armed = await call(
-            ARM_COMMITMENTS,
-            ArmCommitmentsRequest(memory_ref=ref),
-            policies.ARM,
-            summary="start one workflow per new commitment",
-        )
+        result = await infer_and_arm(InferCommitmentsRequest.model_validate(request.model_dump()))
+        inference, armed = result.inference, result.armed
         workflow.logger.info(
             "inference over %s: %d scanned, %d new, %d unparsable, %d started",
             ref,
@@ -66,4 +55,23 @@ class CommitmentInferenceWorkflow:
             f"{inference.unparsable_count} unparsable, {armed.started} workflows started, "
             f"{armed.deferred} due later left to the horizon workflow"
         )
-        return CommitmentInferenceResult(inference=inference, armed=armed)
+        return result
+
+
+async def infer_and_arm(request: InferCommitmentsRequest) -> CommitmentInferenceResult:
+    """The two activities, as this workflow and a dream run them: parse what was written
+    since the watermark, then arm (which also resumes commitments an earlier run recorded
+    but did not start)."""
+    inference = await call(
+        INFER_COMMITMENTS,
+        request,
+        policies.INFER,
+        summary="parse intentions written since the watermark",
+    )
+    armed = await call(
+        ARM_COMMITMENTS,
+        ArmCommitmentsRequest(memory_ref=request.memory_ref),
+        policies.ARM,
+        summary="arm the commitments due within the horizon",
+    )
+    return CommitmentInferenceResult(inference=inference, armed=armed)

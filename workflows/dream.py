@@ -36,16 +36,13 @@ from temporalio.exceptions import (
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import (
-        ARM_COMMITMENTS,
         CHILD_WORKFLOW_IDS,
         COLLECT_GARBAGE,
         CONSOLIDATE_MEMORY,
-        INFER_COMMITMENTS,
     )
     from runtime.search_attributes import attributes_of, updates_of
     from runtime.workflow_ids import PLAIN
     from schemas.commitments import (
-        ArmCommitmentsRequest,
         CommitmentInferenceInput,
         CommitmentInferenceResult,
         InferCommitmentsRequest,
@@ -67,7 +64,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
-    from workflows.commitment_inference import CommitmentInferenceWorkflow
+    from workflows.commitment_inference import CommitmentInferenceWorkflow, infer_and_arm
     from workflows.consolidation import ConsolidationWorkflow
     from workflows.distillation import DistillationWorkflow
 
@@ -192,19 +189,7 @@ class DreamWorkflow:
 
     async def _infer_commitments(self, ref: MemoryRef) -> CommitmentInferenceResult:
         if workflow.patched(STEPS_AS_ACTIVITIES):
-            inference = await call(
-                INFER_COMMITMENTS,
-                InferCommitmentsRequest(memory_ref=ref),
-                policies.INFER,
-                summary="infer commitments written since the watermark",
-            )
-            armed = await call(
-                ARM_COMMITMENTS,
-                ArmCommitmentsRequest(memory_ref=ref),
-                policies.ARM,
-                summary="arm commitments due within the horizon",
-            )
-            return CommitmentInferenceResult(inference=inference, armed=armed)
+            return await infer_and_arm(InferCommitmentsRequest(memory_ref=ref))
         return await workflow.execute_child_workflow(
             CommitmentInferenceWorkflow.run,
             CommitmentInferenceInput(memory_ref=ref),
