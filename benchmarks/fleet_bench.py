@@ -6,7 +6,8 @@
 
 What a user runs: a Temporal dev server as the quick start starts it (a database file,
 our search attributes, plus --metrics-port so its own Prometheus counters can be read),
-an embedded PostgreSQL, and the worker of ``worker.build_worker`` in this process.
+an embedded PostgreSQL, and ``--workers`` worker processes (``python worker.py``, as
+users run it).
 ``--agents`` memoryRefs of ``--entries`` entries each (realistic notes with a few
 commitment-like lines and a few exact restatements, so every step has work) are loaded
 through the store's put path before anything is timed.
@@ -23,7 +24,9 @@ Measured in the same run:
    only the busy half may cost anything (dreamed count, batches, requests), and the
    idle half's rows show no second dream.
 5. An idle fleet: nothing new anywhere; the run's requests are one page read.
-Then the extrapolation to 100,000 agents at the measured rate. Results also go to
+Then the extrapolation to 100,000 agents at the measured rate. For each timed phase the
+CPU seconds per agent of the worker processes, PostgreSQL and the Temporal dev server
+(from /proc) say where the time goes on this machine. Results also go to
 benchmarks/results/fleet.json.
 """
 
@@ -32,11 +35,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -49,19 +52,17 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
-from benchmarks.commitments_bench import dev_server_ceiling
+from benchmarks.commitments_bench import WorkerProcess, dev_server_ceiling
 from benchmarks.common import bench_server, fresh_database
 from benchmarks.corpus import COMPANIES, PEOPLE
 from memory.database import create_engine, migrate
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from memoryctl.dev_server import dev_server_command
 from runtime.converter import data_converter
-from runtime.settings import Settings
 from schemas.fleet import FleetDreamInput, FleetDreamResult
 from schemas.memory_entry import NewMemoryEntry
+from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamInput
-from worker import build_worker
 from workflows.dream import DreamWorkflow
 from workflows.fleet_dream import FleetDreamWorkflow
 
@@ -113,6 +114,41 @@ async def _load(store: PostgresMemoryStore, refs: Sequence[str], entries: int, s
     return time.perf_counter() - started
 
 
+def _cpu_seconds(match: str) -> float:
+    """utime + stime of every process whose command line contains ``match``."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            if match not in command:
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+class CpuMeter:
+    """CPU seconds spent by the workers, PostgreSQL and the dev server between two reads."""
+
+    PARTS = {"workers": "worker.py", "postgres": "postgres", "temporal": "start-dev"}
+
+    def read(self) -> dict[str, float]:
+        return {part: _cpu_seconds(match) for part, match in self.PARTS.items()}
+
+    @staticmethod
+    def per_agent(
+        before: dict[str, float], after: dict[str, float], agents: int
+    ) -> dict[str, float]:
+        return {
+            part: round((after[part] - before[part]) / max(agents, 1) * 1000, 1) for part in before
+        }
+
+
 class DevServer:
     """The quick start's dev server (memoryctl/dev_server.py), headless, with metrics."""
 
@@ -145,8 +181,10 @@ class DevServer:
 
 
 async def _fleet(
-    client: Client, queue: str, server: DevServer, label: str
+    client: Client, queue: str, server: DevServer, label: str, cpu: dict[str, Any]
 ) -> tuple[FleetDreamResult, float, float]:
+    meter = CpuMeter()
+    cpu_before = meter.read()
     before = server.persistence_requests()
     started = time.perf_counter()
     result: FleetDreamResult = await client.execute_workflow(
@@ -156,6 +194,7 @@ async def _fleet(
         task_queue=queue,
     )
     seconds = time.perf_counter() - started
+    cpu.update(CpuMeter.per_agent(cpu_before, meter.read(), result.progress.dreamed))
     return result, seconds, server.persistence_requests() - before
 
 
@@ -218,7 +257,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     client = await server.client()
                     report.update(
                         await _measure(
-                            args, client, server, store, engine, fleet_refs, baseline_refs
+                            args,
+                            client,
+                            server,
+                            store,
+                            engine,
+                            url.render_as_string(hide_password=False),
+                            fleet_refs,
+                            baseline_refs,
                         )
                     )
                 finally:
@@ -234,6 +280,7 @@ async def _measure(
     server: DevServer,
     store: PostgresMemoryStore,
     engine: AsyncEngine,
+    database_url: str,
     fleet_refs: list[str],
     baseline_refs: list[str],
 ) -> dict[str, Any]:
@@ -247,84 +294,21 @@ async def _measure(
     print(f"ceiling: {ceiling:.1f} one-activity workflows/s", flush=True)
 
     queue = f"fleet-{uuid.uuid4().hex[:6]}"
-    settings = Settings(AGENT_MEMORY_TASK_QUEUE=queue)
-    async with build_worker(client, settings, store, StaticSecretVault({})):
-        seconds, requests = await _per_agent_dreams(client, queue, server, baseline_refs)
-        per_agent = {
-            "agents": len(baseline_refs),
-            "seconds": seconds,
-            "agents_per_s": len(baseline_refs) / seconds,
-            "requests_per_agent": requests / len(baseline_refs),
-        }
-        report["per_agent_dream_workflows"] = per_agent
-        print(
-            f"per-agent DreamWorkflow ({BASELINE_IN_FLIGHT} in flight): "
-            f"{per_agent['agents_per_s']:.1f} agents/s, "
-            f"{per_agent['requests_per_agent']:.0f} persistence requests/agent",
-            flush=True,
-        )
-
-        result, seconds, requests = await _fleet(client, queue, server, "first")
-        counts = await _dreams_per_ref(engine, fleet_refs)
-        first = {
-            "seconds": seconds,
-            "dreamed": result.progress.dreamed,
-            "failed": result.progress.failed,
-            "batches": result.progress.batches,
-            "agents_per_s": result.progress.dreamed / seconds,
-            "requests_per_agent": requests / max(result.progress.dreamed, 1),
-            "not_exactly_once": _exactly(counts, fleet_refs, [1, 1, 1]),
-        }
-        report["fleet_first_dream"] = first
-        print(
-            f"fleet, every agent new: {first['dreamed']:,} dreamed in {seconds:.1f} s = "
-            f"{first['agents_per_s']:.1f} agents/s ({first['agents_per_s'] / ceiling:.2f}x "
-            f"the ceiling's workflows/s, {first['agents_per_s'] / per_agent['agents_per_s']:.1f}x "
-            f"the per-agent path); {first['requests_per_agent']:.1f} requests/agent "
-            f"(per-agent path {per_agent['requests_per_agent']:.0f}); "
-            f"{first['not_exactly_once']} agents not distilled+consolidated+inferred exactly once",
-            flush=True,
-        )
-
-        busy = fleet_refs[::2]
-        idle = fleet_refs[1::2]
-        rng = random.Random(11)
-        for ref in busy:
-            await store.put_many(ref, _notes(rng, 10, 1))
-        result, seconds, requests = await _fleet(client, queue, server, "half-idle")
-        counts = await _dreams_per_ref(engine, fleet_refs)
-        half = {
-            "seconds": seconds,
-            "busy": len(busy),
-            "dreamed": result.progress.dreamed,
-            "batches": result.progress.batches,
-            "agents_per_s": result.progress.dreamed / seconds,
-            "requests_per_busy_agent": requests / max(len(busy), 1),
-            "idle_dreamed_again": _exactly(counts, idle, [1, 1, 1]),
-            "busy_not_dreamed_once_more": _exactly(counts, busy, [2, 2, 1]),
-        }
-        report["fleet_half_idle"] = half
-        print(
-            f"fleet, half idle: {half['dreamed']:,} of {len(busy):,} busy dreamed in "
-            f"{seconds:.1f} s = {half['agents_per_s']:.1f} agents/s, {half['batches']} batches, "
-            f"{half['requests_per_busy_agent']:.1f} requests/busy agent; idle agents dreamed "
-            f"again: {half['idle_dreamed_again']}; busy agents not dreamed exactly once more: "
-            f"{half['busy_not_dreamed_once_more']}",
-            flush=True,
-        )
-
-        result, seconds, requests = await _fleet(client, queue, server, "idle")
-        report["fleet_idle"] = {
-            "seconds": seconds,
-            "dreamed": result.progress.dreamed,
-            "batches": result.progress.batches,
-            "requests": requests,
-        }
-        print(
-            f"fleet, all idle: {result.progress.dreamed} dreamed, {result.progress.batches} "
-            f"batches, {requests:.0f} persistence requests in {seconds:.2f} s",
-            flush=True,
-        )
+    state = Path(tempfile.mkdtemp(prefix="fleet-workers-"))
+    workers = [
+        WorkerProcess(f"127.0.0.1:{server.port}", database_url, queue, state)
+        for _ in range(args.workers)
+    ]
+    report["workers"] = args.workers
+    try:
+        for worker in workers:
+            await worker.ready()
+        phases = await _phases(client, queue, server, store, engine, fleet_refs, baseline_refs)
+    finally:
+        for worker in workers:
+            worker.stop()
+    report.update(phases)
+    per_agent, first = phases["per_agent_dream_workflows"], phases["fleet_first_dream"]
     rate = first["agents_per_s"]
     report["extrapolated_100k_hours"] = 100_000 / rate / 3600
     report["per_agent_100k_hours"] = 100_000 / per_agent["agents_per_s"] / 3600
@@ -338,12 +322,111 @@ async def _measure(
     return report
 
 
+async def _phases(
+    client: Client,
+    queue: str,
+    server: DevServer,
+    store: PostgresMemoryStore,
+    engine: AsyncEngine,
+    fleet_refs: list[str],
+    baseline_refs: list[str],
+) -> dict[str, Any]:
+    report: dict[str, Any] = {}
+    seconds, requests = await _per_agent_dreams(client, queue, server, baseline_refs)
+    per_agent_seconds = seconds
+    per_agent = {
+        "agents": len(baseline_refs),
+        "seconds": seconds,
+        "agents_per_s": len(baseline_refs) / seconds,
+        "requests_per_agent": requests / len(baseline_refs),
+    }
+    report["per_agent_dream_workflows"] = per_agent
+    print(
+        f"per-agent DreamWorkflow ({BASELINE_IN_FLIGHT} in flight): "
+        f"{per_agent['agents_per_s']:.1f} agents/s, "
+        f"{per_agent['requests_per_agent']:.0f} persistence requests/agent",
+        flush=True,
+    )
+    # A per-agent dream does not record the fleet's mark: these agents were dreamed.
+    for ref in baseline_refs:
+        parsed = parse_memory_ref(ref)
+        await store.dream_work.mark_dreamed(parsed, await store.dream_work.work_seq(parsed))
+
+    cpu: dict[str, Any] = {}
+    result, seconds, requests = await _fleet(client, queue, server, "first", cpu)
+    counts = await _dreams_per_ref(engine, fleet_refs)
+    first = {
+        "seconds": seconds,
+        "dreamed": result.progress.dreamed,
+        "failed": result.progress.failed,
+        "batches": result.progress.batches,
+        "agents_per_s": result.progress.dreamed / seconds,
+        "requests_per_agent": requests / max(result.progress.dreamed, 1),
+        "cpu_ms_per_agent": cpu,
+        "not_exactly_once": _exactly(counts, fleet_refs, [1, 1, 1]),
+    }
+    report["fleet_first_dream"] = first
+    speedup = (result.progress.dreamed / seconds) / (len(baseline_refs) / per_agent_seconds)
+    print(
+        f"fleet, every agent new: {first['dreamed']:,} dreamed in {seconds:.1f} s = "
+        f"{first['agents_per_s']:.1f} agents/s ({speedup:.1f}x the per-agent path); "
+        f"{first['requests_per_agent']:.1f} requests/agent "
+        f"(per-agent path {per_agent['requests_per_agent']:.0f}); CPU ms/agent {cpu}; "
+        f"{first['not_exactly_once']} agents not distilled+consolidated+inferred exactly once",
+        flush=True,
+    )
+
+    busy, idle = fleet_refs[::2], fleet_refs[1::2]
+    rng = random.Random(11)
+    for ref in busy:
+        await store.put_many(ref, _notes(rng, 10, 1))
+    cpu = {}
+    result, seconds, requests = await _fleet(client, queue, server, "half-idle", cpu)
+    counts = await _dreams_per_ref(engine, fleet_refs)
+    half = {
+        "seconds": seconds,
+        "busy": len(busy),
+        "dreamed": result.progress.dreamed,
+        "batches": result.progress.batches,
+        "agents_per_s": result.progress.dreamed / seconds,
+        "requests_per_busy_agent": requests / max(len(busy), 1),
+        "cpu_ms_per_agent": cpu,
+        "idle_dreamed_again": _exactly(counts, idle, [1, 1, 1]),
+        "busy_not_dreamed_once_more": _exactly(counts, busy, [2, 2, 1]),
+    }
+    report["fleet_half_idle"] = half
+    print(
+        f"fleet, half idle (a night's 10 new notes each): {half['dreamed']:,} of "
+        f"{len(busy):,} busy dreamed in {seconds:.1f} s = {half['agents_per_s']:.1f} agents/s, "
+        f"{half['batches']} batches, {half['requests_per_busy_agent']:.1f} requests/busy agent, "
+        f"CPU ms/agent {cpu}; idle agents dreamed again: {half['idle_dreamed_again']}; "
+        f"busy agents not dreamed exactly once more: {half['busy_not_dreamed_once_more']}",
+        flush=True,
+    )
+
+    cpu = {}
+    result, seconds, requests = await _fleet(client, queue, server, "idle", cpu)
+    report["fleet_idle"] = {
+        "seconds": seconds,
+        "dreamed": result.progress.dreamed,
+        "batches": result.progress.batches,
+        "requests": requests,
+    }
+    print(
+        f"fleet, all idle: {result.progress.dreamed} dreamed, {result.progress.batches} "
+        f"batches, {requests:.0f} persistence requests in {seconds:.2f} s",
+        flush=True,
+    )
+    return report
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=2000)
     parser.add_argument("--entries", type=int, default=100)
     parser.add_argument("--baseline-agents", type=int, default=200)
     parser.add_argument("--ceiling", type=int, default=400)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
     parser.add_argument("--quick", action="store_true", help="200 agents, 50 baseline")
     parser.add_argument("--json", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
