@@ -93,10 +93,13 @@ async def consolidate(
     pass_id = pass_id_for(ref, request.run_key)
     entries = await read_corpus(connection, ref, now)
     progress({"phase": "read", "entries": len(entries)})
-    plan = await asyncio.to_thread(
-        functools.partial(plan_pass, paraphrases=request.paraphrases),
-        entries,
-        _thread_safe(progress),
+    planner = functools.partial(plan_pass, paraphrases=request.paraphrases)
+    # Fewer than two entries pair with nothing: plan them on the loop, without the
+    # thread hand-off (most agents of a fleet's first dream hold one distilled entry).
+    plan = (
+        planner(entries, progress)
+        if len(entries) < 2
+        else await asyncio.to_thread(planner, entries, _thread_safe(progress))
     )
     applied = await _apply(connection, ref, plan, entries, pass_id, now, secrets, links)
     conflicts = await _record_conflicts(connection, ref, plan, pass_id, now)
