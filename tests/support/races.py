@@ -4,7 +4,7 @@ memoryRef, started within 0-300 ms of each other (seeded: either first, the seco
 (workflows on a real Temporal dev server and worker, the store's own entry points),
 then store-wide invariants.
 
-    python -m tests.support.races                 # CI size: 20 trials per pair
+    python -m tests.support.races                 # CI size: 16 trials per pair
     python -m tests.support.races --soak          # 200 trials per pair (--trials N)
     python -m tests.support.races --seed 7 --pairs infer+forget,consolidate+infer
     python -m tests.support.races --replay infer+forget:1205473036   # one trial's seed
@@ -12,8 +12,9 @@ then store-wide invariants.
 Both start their own embedded PostgreSQL, Temporal dev server and worker, and stop by
 themselves; tests/reliability/test_races.py runs the CI size on the suite's servers.
 
-Operations (``async def op(ctx, ref)``): distill, consolidate and infer start their
-workflow (production id from runtime/workflow_ids.py; the second of a same-kind pair
+Operations (``async def op(ctx, ref)``): distill, consolidate, infer and fleet (a
+FleetDreamWorkflow of the trial's tenant) start their workflow (production id from
+runtime/workflow_ids.py; the second of a same-kind pair
 under a suffixed id, since a second start of the production id would only be refused)
 and await its result; forget (store.forget by id, the CLI/HTTP path), delete, expire
 (the seeded entry's expiry passes, then store.collect_garbage), snapshot, and cancel (a
@@ -89,7 +90,9 @@ from schemas.commitments import (
 )
 from schemas.consolidation import ConsolidationInput
 from schemas.events import EventType
+from schemas.fleet import FleetDreamInput
 from schemas.memory_entry import ForgetRequest, NewMemoryEntry, Tier
+from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DistillationInput
 from tests.support.factories import note
 from tests.support.scan import SCANNED_TYPES
@@ -97,9 +100,20 @@ from worker import build_worker
 from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.consolidation import ConsolidationWorkflow
 from workflows.distillation import DistillationWorkflow
+from workflows.fleet_dream import FleetDreamWorkflow
 
-OPS = ("distill", "consolidate", "infer", "forget", "delete", "expire", "snapshot", "cancel")
-PAIRS = tuple(itertools.combinations_with_replacement(OPS, 2))  # 36
+OPS = (
+    "distill",
+    "consolidate",
+    "infer",
+    "fleet",
+    "forget",
+    "delete",
+    "expire",
+    "snapshot",
+    "cancel",
+)
+PAIRS = tuple(itertools.combinations_with_replacement(OPS, 2))  # 45
 INVARIANTS = (
     "armed_source_live",
     "armed_once",
@@ -113,7 +127,9 @@ INVARIANTS = (
 # Invariants reported as warnings instead of failures: none. (delete_reaches_copies was
 # one while delete kept derived copies; a delete is an erasure now.)
 FLAGS: tuple[str, ...] = ()
-CI_TRIALS, SOAK_TRIALS, CONCURRENCY = 20, 200, 6
+# 16 trials of each of the 45 pairs keep the CI run at the 720 trials (and the minute)
+# it had with 8 operations; the soak runs 200 of each.
+CI_TRIALS, SOAK_TRIALS, CONCURRENCY = 16, 200, 6
 MAX_JITTER_S, CLOSE_JITTER_S = 0.3, 0.02
 EXPIRES_AFTER = timedelta(milliseconds=200)
 TRIAL_TIMEOUT_S = 120.0
@@ -249,6 +265,20 @@ async def infer(ctx: TrialContext, ref: str) -> str:
     return f"created {result.inference.created}, started {result.armed.started}"
 
 
+async def fleet(ctx: TrialContext, ref: str) -> str:
+    """A fleet dream of the trial's tenant (its only agent): distill, consolidate, infer,
+    arm and collect garbage in one batch activity (workflows/fleet_dream.py)."""
+    tenant = parse_memory_ref(ref).tenant
+    result = await ctx.race.client.execute_workflow(
+        FleetDreamWorkflow.run,
+        FleetDreamInput(tenant=tenant),
+        id=ctx.workflow_id(f"fleet-dream/{tenant}", "fleet"),
+        task_queue=ctx.race.task_queue,
+    )
+    progress = result.progress
+    return f"dreamed {progress.dreamed}, more {progress.more_left}, failed {progress.failed}"
+
+
 async def forget(ctx: TrialContext, ref: str) -> str:
     erased = await ctx.race.store.forget(ref, ForgetRequest(ids=(ctx.forget_target.id,)))
     return f"erased {erased}"
@@ -283,6 +313,7 @@ OPERATIONS: dict[str, Op] = {
     "distill": distill,
     "consolidate": consolidate,
     "infer": infer,
+    "fleet": fleet,
     "forget": forget,
     "delete": delete,
     "expire": expire,
