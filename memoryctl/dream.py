@@ -7,8 +7,8 @@ for every agent with new work, one FleetDreamWorkflow (workflows/fleet_dream.py)
                           [--concurrency N] [--json]
 
 The workflow id is ``dream/<memoryRef>``, beside its child's ``distill/<memoryRef>``. A
-dream a schedule started (ids ``dream:<tenant>:<agent>...``) distils under the same child id, so the two
-never distil one memoryRef at once: the later one reports ``skipped-overlap``.
+dream a schedule started (ids ``dream:<tenant>:<agent>...``) distils under the same child
+id, so the two never distil one memoryRef at once: the later one reports ``skipped-overlap``.
 The dream group: its typer app and its one command. Output is statuses, counts and
 checksums, never entry content.
 """

@@ -11,9 +11,11 @@ Relative times ("in 5 days") resolve from the entry's creation, not from the sca
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -150,25 +152,20 @@ async def infer_commitments(
         await connection.execute(select(W.c.scanned_through).where(scoped(W, ref)))
     ).scalar()
     rows = await _candidates(connection, ref, request, watermark, now)
-    unparsable: list[str] = []
-    records: list[dict[str, Any]] = []
-    promised: set[str] = set()
-    kinds = {"time": 0, "predicate": 0}
-    for row in rows:
-        outcome = infer_commitment(
-            row.content, row.tags, said_at=row.created_at, zone=zone, conventions=conventions
-        )
-        if outcome is None:
-            continue
-        if isinstance(outcome, Unparsable):
-            unparsable.append(row.id)
-            continue
-        record = _record(ref, row, outcome, zone_name, first_state, request.enqueue_runs, now)
-        if record["promise_key"] in promised:
-            continue  # the same promise stated again in this batch: armed once
-        promised.add(record["promise_key"])
-        records.append(record)
-        kinds[outcome.condition] += 1
+    # Parsing is pure CPU, and a first scan of a large memory parses every
+    # commitment-like entry (89,100 in a 1M-entry memoryRef, a fraction of a millisecond
+    # each). On the event loop that starved the activity's heartbeats past their timeout:
+    # every attempt was cancelled and retried while it still ran, and the dream never
+    # finished (tests/memory/test_inference_event_loop.py).
+    reading = _Reading(ref, zone, zone_name, conventions, first_state, request.enqueue_runs, now)
+    # A night's few rows parse in well under a heartbeat: no thread hand-off for them
+    # (a fleet dream runs thousands of such scans).
+    parsed = (
+        _parse(rows, reading)
+        if len(rows) <= PARSE_ON_LOOP_ROWS
+        else await asyncio.to_thread(_parse, rows, reading)
+    )
+    records, unparsable, kinds = parsed.records, parsed.unparsable, parsed.kinds
     created: list[str] = []
     if records:
         # One multi-row statement binds a parameter per column per row, and the driver
@@ -226,6 +223,63 @@ async def infer_commitments(
 
 # Below asyncpg's 32,767 bound parameters per statement, with room to spare.
 MAX_BOUND_PARAMETERS = 30_000
+# Rows parsed on the event loop; more go to a worker thread (about 0.1 ms of CPU each).
+PARSE_ON_LOOP_ROWS = 500
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How one scan reads its rows: the memoryRef, the tenant's zone and conventions,
+    the state a new commitment starts in, and the scan's clock."""
+
+    ref: MemoryRef
+    zone: ZoneInfo
+    zone_name: str
+    conventions: ParsingConventions
+    first_state: str
+    enqueue_runs: bool
+    now: datetime
+
+
+@dataclass
+class _Parsed:
+    records: list[dict[str, Any]] = field(default_factory=list)
+    unparsable: list[str] = field(default_factory=list)
+    kinds: dict[str, int] = field(default_factory=lambda: {"time": 0, "predicate": 0})
+
+
+def _parse(rows: Sequence[Any], reading: _Reading) -> _Parsed:
+    """The commitments ``rows`` state, one record per promise (pure: runs in a thread)."""
+    parsed = _Parsed()
+    promised: set[str] = set()
+    for row in rows:
+        outcome = infer_commitment(
+            row.content,
+            row.tags,
+            said_at=row.created_at,
+            zone=reading.zone,
+            conventions=reading.conventions,
+        )
+        if outcome is None:
+            continue
+        if isinstance(outcome, Unparsable):
+            parsed.unparsable.append(row.id)
+            continue
+        record = _record(
+            reading.ref,
+            row,
+            outcome,
+            reading.zone_name,
+            reading.first_state,
+            reading.enqueue_runs,
+            reading.now,
+        )
+        if record["promise_key"] in promised:
+            continue  # the same promise stated again in this batch: armed once
+        promised.add(record["promise_key"])
+        parsed.records.append(record)
+        parsed.kinds[outcome.condition] += 1
+    return parsed
 
 
 def _record(

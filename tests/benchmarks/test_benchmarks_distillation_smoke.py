@@ -1,5 +1,5 @@
-"""The distillation benchmark runs end to end (--quick: N=1,000, and a 10k backlog beside a
-1k one) as users run it."""
+"""The distillation benchmark runs end to end (--quick: N=1,000, and the first and a nightly
+dream over a 10k memoryRef beside a 1k one) as users run it."""
 
 from __future__ import annotations
 
@@ -29,7 +29,11 @@ def test_distillation_bench_quick_runs_and_reports_histories(tmp_path: Path) -> 
     assert completed.returncode == 0, output
     assert "history N=1000 budget=8000: dream " in completed.stdout, output
     assert "-> PASS" in completed.stdout, output
-    # The backlog row: the same dream over a 10k and a 1k queue, nothing copied.
-    assert "10000/1000: dream time " in completed.stdout, output
-    assert "temporary space +0 B" in completed.stdout, output
-    assert "history backlog 10000: dream " in completed.stdout, output
+    # Every step of the dream is read from the histories, children included.
+    assert "consolidate_memory " in completed.stdout, output
+    assert "infer_commitments " in completed.stdout, output
+    assert "arm_commitments " in completed.stdout, output
+    # The first and the nightly dream over a 10k and a 1k memoryRef, side by side.
+    assert "10000/1000 NIGHTLY dream: " in completed.stdout, output
+    assert "10000/1000 FIRST dream: " in completed.stdout, output
+    assert "history 10000 nightly: dream " in completed.stdout, output
