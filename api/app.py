@@ -42,6 +42,7 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
         seams,
         search_routes,
     )
+    from api.fast_reads import FastEntryReads
 
     app = FastAPI(
         title="agent-memory-temporal",
@@ -56,6 +57,10 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     app.state.services = api
     app.state.key_cache = _KeyCache()
     install_error_handlers(app)
+    # The memory REST first: routes are matched in order, router by router, and these
+    # are what agents call at every session start. No other router serves /api/v1.
+    app.include_router(openintent_routes.router)
+    app.include_router(search_routes.router)
     app.include_router(openwop_routes.router)
     # One set of handlers per surface, on both openwop majors (api/wire_version.py):
     # v1 under /v1, v2 unprefixed, and the seams where each major's suite looks.
@@ -65,10 +70,13 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     app.include_router(seams.router, prefix="/v1/host/sample")
     app.include_router(seams.router, prefix="/conformance/seams/sample")
     app.include_router(compaction_seam.router)
-    app.include_router(openintent_routes.router)
-    app.include_router(search_routes.router)
     app.include_router(commitment_routes.router)
     app.mount("/codec", codec_app(api, app.state.key_cache))
+    # In front of the router, inside every middleware and exception handler: the
+    # session-start read of one entry, without FastAPI's routing and dependency cost.
+    app.router.middleware_stack = FastEntryReads(
+        app.router.middleware_stack, api, app.state.key_cache
+    )
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     # Outermost: a request's major is settled before anything answers it.
     app.add_middleware(WireVersion)

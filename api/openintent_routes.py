@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header, Query, Request
 from pydantic import AwareDatetime, BaseModel, Field
 
-from api.auth import Api, Tenant
+from api.auth import Api, Tenant, tenant
 from api.errors import ApiError, not_found
 from api.openintent_events import OPENINTENT_EVENT_TYPES
 from api.openintent_models import (
@@ -72,10 +72,12 @@ def addressed_agent(tenant: str, agent_id: str | None, header: str | None) -> tu
 
 
 async def _request_agent(
-    tenant: Tenant, x_agent_id: AgentHeader = None, agent_id: str | None = None
+    request: Request, x_agent_id: AgentHeader = None, agent_id: str | None = None
 ) -> tuple[MemoryRef, str]:
-    """The agent a request addresses: ``agent_id`` in the query, else ``X-Agent-ID``."""
-    return addressed_agent(tenant, agent_id, x_agent_id)
+    """The agent a request addresses: ``agent_id`` in the query, else ``X-Agent-ID``.
+    The key is checked by calling ``tenant`` rather than depending on it: one dependency
+    less for FastAPI to resolve on the routes every session start calls."""
+    return addressed_agent(await tenant(request), agent_id, x_agent_id)
 
 
 RequestAgent = Annotated[tuple[MemoryRef, str], Depends(_request_agent)]

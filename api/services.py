@@ -75,6 +75,8 @@ def once(connect: Callable[[], Awaitable[Client]]) -> Callable[[], Awaitable[Cli
     return get
 
 
-def services(request: Request) -> ApiServices:
+async def services(request: Request) -> ApiServices:
+    # async on purpose: FastAPI runs a plain ``def`` dependency in its thread pool, a
+    # thread hop on every request for a dictionary read.
     found: ApiServices = request.app.state.services
     return found

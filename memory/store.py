@@ -127,8 +127,8 @@ class PostgresMemoryStore:
         return await self.queries.list(ref, options) if ref else []
 
     async def get(self, memory_ref: Ref, memory_id: str) -> MemoryEntry | None:
-        entry = await self.get_entry(memory_ref, memory_id)
-        return entry.to_memory_entry() if entry else None
+        ref = _try(memory_ref)
+        return await self.queries.get(ref, memory_id) if ref else None
 
     async def get_entry(
         self, memory_ref: Ref, memory_id: str, *, touch: bool = True

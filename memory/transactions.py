@@ -3,9 +3,10 @@ read or a transaction, and the key that links lifecycle events to OpenIntent int
 (memory/intent_links.py; every builder of such events holds the handle).
 
 Repositories never build their own connections from an engine: reads go through
-``reading()`` (autocommit, no BEGIN/COMMIT round trips for single statements) and writes
-through ``writing(within)``, which joins the caller's transaction when one is given, so
-several repositories can share one transaction.
+``reading()`` (autocommit, no BEGIN/COMMIT round trips for single statements), the few
+hottest ones through ``driver()`` (memory/prepared.py), and writes through
+``writing(within)``, which joins the caller's transaction when one is given, so several
+repositories can share one transaction.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from memory.intent_links import IntentLinks
+from memory.prepared import DriverConnection
 from schemas.base import floor_ms
 
 
@@ -45,6 +47,11 @@ class Database:
         """An autocommit connection, used as ``async with db.reading() as connection``
         (returned as is: the hottest path of the store, a get, pays no wrapper)."""
         return self._autocommit.connect()
+
+    def driver(self) -> DriverConnection:
+        """The hottest reads' connection: statements compiled once, run on the pooled
+        asyncpg connection (memory/prepared.py), autocommit as ``reading()`` is."""
+        return DriverConnection(self.engine)
 
     @asynccontextmanager
     async def reading_together(self) -> AsyncIterator[AsyncConnection]:
