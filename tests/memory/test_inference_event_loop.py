@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import time
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory.store import PostgresMemoryStore, StoreLimits
@@ -29,6 +30,7 @@ PROMISE = "Remind me on 1 March 2027 to renew the vendor contract"
 LONGEST_STALL_S = 0.5
 
 
+@pytest.mark.slow
 async def test_a_long_first_scan_leaves_the_event_loop_free(engine: AsyncEngine) -> None:
     ref = unique_ref()
     # Uncapped and without vectors: neither the tier cap nor embedding is under test.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
@@ -28,6 +29,7 @@ COMMITMENTS = 5_000
 DREAM_TIMEOUT_S = 300
 
 
+@pytest.mark.slow
 async def test_a_first_dream_over_5000_commitments_completes(
     temporal_env: WorkflowEnvironment,
     worker_task_queue: str,
