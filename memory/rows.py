@@ -118,32 +118,30 @@ def unchecked(model: type[M], values: dict[str, Any]) -> M:
     return instance
 
 
+def _openwop_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields every stored entry model shares (openwop MemoryEntry's)."""
+    expires_at = row["expires_at"]
+    return {
+        "id": row["id"],
+        "content": row["content"],
+        "tags": tuple(row["tags"]),
+        "created_at": _instant(row["created_at"]),
+        "expires_at": None if expires_at is None else _instant(expires_at),
+    }
+
+
 def stored_memory_entry(row: Mapping[str, Any]) -> MemoryEntry:
     """The openwop MemoryEntry of a stored row holding MEMORY_ENTRY_COLUMNS."""
-    expires_at = row["expires_at"]
-    return unchecked(
-        MemoryEntry,
-        {
-            "id": row["id"],
-            "content": row["content"],
-            "tags": tuple(row["tags"]),
-            "created_at": _instant(row["created_at"]),
-            "expires_at": None if expires_at is None else _instant(expires_at),
-        },
-    )
+    return unchecked(MemoryEntry, _openwop_fields(row))
 
 
 def stored_host_entry(row: Mapping[str, Any]) -> HostMemoryEntry:
     """The HostMemoryEntry of a stored row holding HOST_ENTRY_COLUMNS."""
-    expires_at, attribution = row["expires_at"], row["attribution"]
+    attribution = row["attribution"]
     return unchecked(
         HostMemoryEntry,
         {
-            "id": row["id"],
-            "content": row["content"],
-            "tags": tuple(row["tags"]),
-            "created_at": _instant(row["created_at"]),
-            "expires_at": None if expires_at is None else _instant(expires_at),
+            **_openwop_fields(row),
             "tier": _TIERS[row["tier"]],
             "namespace": row["namespace"],
             "key": row["key"],

@@ -301,6 +301,17 @@ async def test_events_tail_follow_streams_until_ctrl_c(
 # ---------------------------------------------------------------------- dream
 
 
+def _worker_env(
+    temporal_env: WorkflowEnvironment, worker_task_queue: str, database_url: str
+) -> dict[str, str]:
+    """What memoryctl needs to reach this test's database, server and worker."""
+    return {
+        "DATABASE_URL": database_url,
+        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+        "AGENT_MEMORY_TASK_QUEUE": worker_task_queue,
+    }
+
+
 @pytest.mark.slow
 async def test_dream_run_prints_the_summary(
     temporal_env: WorkflowEnvironment,
@@ -308,11 +319,7 @@ async def test_dream_run_prints_the_summary(
     store: PostgresMemoryStore,
     database_url: str,
 ) -> None:
-    env = {
-        "DATABASE_URL": database_url,
-        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
-        "AGENT_MEMORY_TASK_QUEUE": worker_task_queue,
-    }
+    env = _worker_env(temporal_env, worker_task_queue, database_url)
     refs = [unique_ref(), unique_ref()]
     texts = [f"Invoice {i} for {ref} is due on the 5th." for ref in refs for i in range(3)]
     for ref in refs:
@@ -343,11 +350,7 @@ async def test_dream_fleet_dreams_the_agents_with_work_and_prints_the_counts(
     store: PostgresMemoryStore,
     database_url: str,
 ) -> None:
-    env = {
-        "DATABASE_URL": database_url,
-        "TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
-        "AGENT_MEMORY_TASK_QUEUE": worker_task_queue,
-    }
+    env = _worker_env(temporal_env, worker_task_queue, database_url)
     tenant = f"t{uuid.uuid4().hex[:8]}"
     refs = [unique_ref(tenant, f"agent-{i}") for i in range(3)]
     texts = [f"Shipment {i} for {ref} leaves on Monday." for ref in refs for i in range(2)]
