@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -154,6 +157,14 @@ class FactText:
     lower_words: frozenset[str] = frozenset()
 
 
+# Words that carry a guarded fact by themselves (dates, numbers, ordinals, currencies).
+_FACT_WORDS = frozenset(DATE_WORDS) | NUMBER_WORDS.keys() | ORDINALS.keys() | CURRENCY_CODES
+
+
+def _has_digit(word: str) -> bool:
+    return any(ch.isdigit() for ch in word)
+
+
 _NOT_NAMES = STOPWORDS | DATE_WORDS.keys() | NUMBER_WORDS.keys() | ORDINALS.keys() | CURRENCY_CODES
 
 
@@ -187,28 +198,61 @@ def _capitalised(tokens: list[tuple[str, bool]], *, inside_only: bool) -> tuple[
     return tuple(found)
 
 
-def _tokens(cleaned: str) -> list[tuple[str, bool]]:
-    """Tokens with whether each starts a sentence: the first one, or one after
-    . ! ? : ; or a line break."""
+_SENTENCE_MARK = re.compile(r"[.!?:;\n]")
+
+
+def _tokens(cleaned: str, start: int = 0) -> list[tuple[str, bool]]:
+    """Tokens from ``start`` on, with whether each starts a sentence: the first one of
+    the text, or one after . ! ? : ; or a line break."""
     tokens: list[tuple[str, bool]] = []
+    mark = _SENTENCE_MARK.search
     end = 0
     for match in _TOKEN.finditer(cleaned):
-        gap = cleaned[end : match.start()]
-        starts = not tokens or any(mark in gap for mark in ".!?:;\n")
-        tokens.append((match.group(), starts))
+        begin = match.start()
+        if begin >= start:
+            # Searched in place: no slice of the gap for each token.
+            tokens.append((match.group(), end == 0 or mark(cleaned, end, begin) is not None))
         end = match.end()
     return tokens
 
 
+# Texts already read in the current scope (see reading_once), or None outside one.
+_read_in_scope: ContextVar[dict[str, FactText] | None] = ContextVar("fact_texts_read", default=None)
+
+
+@contextmanager
+def reading_once() -> Iterator[None]:
+    """Within this block (and the threads it hands work to), each distinct text is read
+    once. A fleet dream distills an agent's notes and then consolidates the facts it
+    kept, the same texts: this halves the reading. Scoped to the block, so nothing of an
+    agent's text outlives its dream in the process."""
+    token = _read_in_scope.set({})
+    try:
+        yield
+    finally:
+        _read_in_scope.reset(token)
+
+
 def read_fact_text(text: str) -> FactText:
+    read = _read_in_scope.get()
+    if read is None:
+        return _read(text)
+    fact = read.get(text)
+    if fact is None:
+        fact = read[text] = _read(text)
+    return fact
+
+
+def _read(text: str) -> FactText:
     cleaned = _THOUSANDS.sub("", _clean(text))
     # The guard reads the whole text (tokens); the words compared and the names read
     # leave an opening filler out ("Per the latest update, ...": fillers.py).
     tokens = _tokens(cleaned)
-    body = cleaned[filler_end(cleaned) :]
+    body_start = filler_end(cleaned)
+    body = cleaned[body_start:]
     # A filler ends at a token boundary, so the body's tokens are the last ones (with
     # their place in the whole text: "To recap, Acme ..." keeps "Acme" inside a sentence).
-    body_tokens = tokens[len(tokens) - len(_tokens(body)) :]
+    body_tokens = _tokens(cleaned, body_start) if body_start else tokens
     cased = _cased(body_tokens)
     numbers: list[str] = []
     identifiers: list[str] = []
@@ -218,7 +262,12 @@ def read_fact_text(text: str) -> FactText:
         folded = token.casefold()
         if folded in NEGATIONS or folded.endswith(("n't", "n\u2019t")):
             negations += 1
-        number = _number(folded)
+        # Most tokens are plain words: nothing below but the date words reads them.
+        if folded.isalpha() and folded not in NUMBER_WORDS and folded not in ORDINALS:
+            if folded in DATE_WORDS:
+                dates.append(DATE_WORDS[folded])
+            continue
+        number = _number(folded) if folded[0].isdigit() else None
         if number is not None:
             numbers.append(number)
         elif folded in NUMBER_WORDS:
@@ -239,8 +288,7 @@ def read_fact_text(text: str) -> FactText:
     identifier_words = frozenset(w.casefold() for i in identifiers for w in _WORD.findall(i))
     fact_words = (
         frozenset(capitalised)
-        | {w for w in words if w in DATE_WORDS or w in NUMBER_WORDS or w in ORDINALS}
-        | {w for w in words if w in CURRENCY_CODES or any(ch.isdigit() for ch in w)}
+        | {w for w in words if w in _FACT_WORDS or (not w.isalpha() and _has_digit(w))}
         # The parts of an identifier ("eu", "north" of eu-north-1) carry it too.
         | identifier_words
     )
