@@ -1,6 +1,6 @@
 """Commitments' activities: infer, arm (start one workflow per commitment due within
-ARM_HORIZON, hand the later ones to the memoryRef's horizon workflow), fire a time
-occurrence, evaluate a predicate.
+ARM_HORIZON, hand the later ones to the memoryRef's horizon workflow, or a fleet dream's
+to the fleet's), the fleet horizon's pass, fire a time occurrence, evaluate a predicate.
 
 Arming is an activity with a Temporal client rather than child workflows: an inference
 over thousands of new commitments would otherwise put two history events per commitment
@@ -14,17 +14,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from temporalio import activity
 from temporalio.client import Client
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.common import (
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 from activities.boundary import content_free
 from activities.contracts import (
     ARM_COMMITMENTS,
+    ARM_DEFERRED,
     CANCEL_COMMITMENT,
     EVALUATE_PREDICATE,
     FIRE_COMMITMENT,
@@ -43,6 +49,8 @@ from schemas.commitments import (
     DEFERRED_SIGNAL,
     PREDICATE_WATCH_WORKFLOW,
     ArmCommitmentsRequest,
+    ArmDeferredReport,
+    ArmDeferredRequest,
     ArmReport,
     CancelCommitmentRequest,
     CancelOutcome,
@@ -61,6 +69,8 @@ from schemas.commitments import (
 from schemas.memory_ref import MemoryRef
 
 ARM_BATCH = 500
+# MemoryRefs read per query by the fleet's horizon pass.
+REFS_PER_PAGE = 500
 # Starts in flight at once per arming activity. Sequential starts armed about 50/s (one
 # dev-server round trip each); concurrent ones reach the server's own start rate, which
 # measured the same at 4, 16 and 64 in flight. 16 keeps 20 arming runs' queue of starts
@@ -71,6 +81,18 @@ ARM_CONCURRENCY = 16
 # counts from when the server handles the start, which a burst of arming delays by up to
 # seconds; the run's own timer absorbs that, measured from its first task.
 START_LEAD = timedelta(seconds=5)
+
+
+@dataclass
+class _Tally:
+    """What an arming activity has done so far, for its heartbeat and its report."""
+
+    started: int = 0
+    already: int = 0
+    refs: int = 0
+
+    def details(self) -> dict[str, int]:
+        return {"started": self.started, "alreadyRunning": self.already, "memoryRefs": self.refs}
 
 
 class CommitmentActivities:
@@ -96,24 +118,61 @@ class CommitmentActivities:
     @content_free
     async def arm_commitments(self, request: ArmCommitmentsRequest) -> ArmReport:
         ref = request.memory_ref
-        started = already = 0
-        slots = asyncio.Semaphore(ARM_CONCURRENCY)
-
-        async def start(row: UnarmedCommitment) -> bool:
-            nonlocal started, already
-            async with slots:
-                fresh = await self._start(ref, row, now)
-            if fresh:
-                started += 1
-            else:
-                already += 1
-            progress()({"started": started, "alreadyRunning": already})
-            return fresh
-
+        tally = _Tally()
         # Later ones stay in the store for the horizon workflow; a pass that runs across
         # the boundary only starts a little early, which the start delay absorbs.
         now = request.as_of or datetime.now(UTC)
         horizon_end = now + ARM_HORIZON
+        await self._arm(ref, now, horizon_end, tally)
+        deferred, next_deferred_at = await self.commitments.deferred(ref, horizon_end)
+        if next_deferred_at is not None and not request.from_horizon:
+            await self._hand_to_horizon(ref, next_deferred_at)
+        return ArmReport(
+            memory_ref=str(ref),
+            started=tally.started,
+            already_running=tally.already,
+            deferred=deferred,
+            next_deferred_at=next_deferred_at,
+        )
+
+    @activity.defn(name=ARM_DEFERRED.name)
+    @content_free
+    async def arm_deferred(self, request: ArmDeferredRequest) -> ArmDeferredReport:
+        """The fleet's horizon pass: arm every memoryRef with a deferred commitment now
+        within the horizon, page by page, then report the earliest one left anywhere."""
+        tally = _Tally()
+        horizon_end = request.as_of + ARM_HORIZON
+        after: MemoryRef | None = None
+        while refs := await self.commitments.refs_to_arm(horizon_end, after, REFS_PER_PAGE):
+            for ref in refs:
+                await self._arm(ref, request.as_of, horizon_end, tally)
+                tally.refs += 1
+            after = refs[-1]
+        deferred, next_deferred_at = await self.commitments.deferred(None, horizon_end)
+        return ArmDeferredReport(
+            memory_refs=tally.refs,
+            started=tally.started,
+            already_running=tally.already,
+            deferred=deferred,
+            next_deferred_at=next_deferred_at,
+        )
+
+    async def _arm(
+        self, ref: MemoryRef, now: datetime, horizon_end: datetime, tally: _Tally
+    ) -> None:
+        """Start the workflows of ``ref``'s commitments due before ``horizon_end``."""
+        slots = asyncio.Semaphore(ARM_CONCURRENCY)
+
+        async def start(row: UnarmedCommitment) -> bool:
+            async with slots:
+                fresh = await self._start(ref, row, now)
+            if fresh:
+                tally.started += 1
+            else:
+                tally.already += 1
+            progress()(tally.details())
+            return fresh
+
         while batch := await self.commitments.unarmed(ref, ARM_BATCH, due_before=horizon_end):
             # Every start of the batch runs to its end before anything is marked: a start
             # that failed leaves its commitment unarmed for the activity's retry, whose
@@ -132,34 +191,48 @@ class CommitmentActivities:
                     f"({type(failed[0]).__name__}); {len(done)} armed, the rest retry",
                     type="ArmStartFailed",
                 )
-        deferred, next_deferred_at = await self.commitments.deferred(ref, horizon_end)
-        if next_deferred_at is not None and not request.from_horizon:
-            await self._hand_to_horizon(ref, next_deferred_at)
-        return ArmReport(
-            memory_ref=str(ref),
-            started=started,
-            already_running=already,
-            deferred=deferred,
-            next_deferred_at=next_deferred_at,
-        )
 
     async def _hand_to_horizon(self, ref: MemoryRef, earliest: datetime) -> None:
         """Signal-with-start the memoryRef's horizon workflow: a running one takes the
         instant as a signal (re-planning its wake if it is earlier); otherwise a new run
         starts with it. The deferred rows were committed before this call, so whichever
         run gets the signal arms them (workflows/commitment_horizon.py)."""
+        await self._signal_horizon(
+            CommitmentHorizonInput(memory_ref=ref, earliest_at=earliest),
+            self.ids.commitment_horizon(ref),
+            attributes_of(ref),
+            f"arms the time commitments of {ref}",
+        )
+
+    async def hand_to_fleet_horizon(self, earliest: datetime) -> None:
+        """The same for a fleet dream's batch: one signal to the fleet's horizon, whose
+        pass arms every memoryRef's deferred commitments from the store."""
+        await self._signal_horizon(
+            CommitmentHorizonInput(earliest_at=earliest),
+            self.ids.fleet_commitment_horizon(),
+            None,
+            "arms the deferred time commitments of every memoryRef",
+        )
+
+    async def _signal_horizon(
+        self,
+        start: CommitmentHorizonInput,
+        workflow_id: str,
+        search_attributes: TypedSearchAttributes | None,
+        what: str,
+    ) -> None:
         await self.client.start_workflow(
             COMMITMENT_HORIZON_WORKFLOW,
-            CommitmentHorizonInput(memory_ref=ref, earliest_at=earliest),
-            id=self.ids.commitment_horizon(ref),
+            start,
+            id=workflow_id,
             task_queue=self.task_queue,
             start_signal=DEFERRED_SIGNAL,
-            start_signal_args=[DeferredNotice(at=earliest)],
-            # One run at a time per memoryRef; a closed one is replaced by a new run.
+            start_signal_args=[DeferredNotice(at=start.earliest_at)],
+            # One run at a time per horizon; a closed one is replaced by a new run.
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-            search_attributes=attributes_of(ref),
+            search_attributes=search_attributes,
             static_summary=(
-                f"arms the time commitments of {ref} as they come within "
+                f"{what} as they come within "
                 f"{int(ARM_HORIZON.total_seconds() // 3600)} h of their instant"
             ),
             task_timeout=timedelta(seconds=10),
@@ -232,6 +305,7 @@ class CommitmentActivities:
         return [
             self.infer_commitments,
             self.arm_commitments,
+            self.arm_deferred,
             self.fire_commitment,
             self.evaluate_predicate,
             self.cancel_commitment,

@@ -16,6 +16,8 @@ from pydantic import BaseModel
 
 from schemas.commitments import (
     ArmCommitmentsRequest,
+    ArmDeferredReport,
+    ArmDeferredRequest,
     ArmReport,
     CancelCommitmentRequest,
     CancelOutcome,
@@ -67,6 +69,8 @@ CONSOLIDATE_MEMORY = ActivityContract(
 )
 INFER_COMMITMENTS = ActivityContract("infer_commitments", InferCommitmentsRequest, InferenceResult)
 ARM_COMMITMENTS = ActivityContract("arm_commitments", ArmCommitmentsRequest, ArmReport)
+# The fleet's horizon pass: every memoryRef's deferred commitments now within the horizon.
+ARM_DEFERRED = ActivityContract("arm_deferred", ArmDeferredRequest, ArmDeferredReport)
 FIRE_COMMITMENT = ActivityContract("fire_commitment", FireCommitmentRequest, FireOutcome)
 EVALUATE_PREDICATE = ActivityContract(
     "evaluate_predicate", EvaluatePredicateRequest, PredicateOutcome
@@ -100,6 +104,7 @@ ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
     CONSOLIDATE_MEMORY,
     INFER_COMMITMENTS,
     ARM_COMMITMENTS,
+    ARM_DEFERRED,
     FIRE_COMMITMENT,
     EVALUATE_PREDICATE,
     CANCEL_COMMITMENT,

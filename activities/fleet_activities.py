@@ -11,6 +11,8 @@ activities per agent. What stays:
   it consumes in the database (distillation's source claims, the consolidation pass's
   run key, inference's watermark, arming's reject-duplicate workflow ids), so a batch
   retried after a crash applies each agent once.
+- Commitments due beyond the arming horizon go to the fleet's horizon workflow, one
+  signal per batch (workflows/commitment_horizon.py), not one horizon run per agent.
 - Progress: the heartbeat carries how many agents of the batch are done, and a retry
   resumes after them.
 - One failing agent does not stop the others: a step that fails for that agent (bad
@@ -74,16 +76,29 @@ class FleetActivities:
         finished = _resumed(activity.info().heartbeat_details)
         beat = progress()
         refs = request.memory_refs
-        for ref in refs[len(finished) :]:
-            finished.append(await self._dream_one(ref, request))
-            beat.hold(
-                {
-                    "done": len(finished),
-                    "of": len(refs),
-                    "agents": [agent.model_dump(mode="json", by_alias=True) for agent in finished],
-                }
-            )
+        try:
+            for ref in refs[len(finished) :]:
+                finished.append(await self._dream_one(ref, request))
+                beat.hold(
+                    {
+                        "done": len(finished),
+                        "of": len(refs),
+                        "agents": [a.model_dump(mode="json", by_alias=True) for a in finished],
+                    }
+                )
+        finally:
+            # Also when the batch fails: the agents it finished are marked dreamed, so
+            # their deferred commitments must reach the horizon now.
+            await self._hand_to_horizon(finished)
         return DreamAgentsResult(agents=tuple(finished))
+
+    async def _hand_to_horizon(self, finished: list[AgentDream]) -> None:
+        """One signal to the fleet's horizon for the whole batch: the earliest deferred
+        instant of its agents. The horizon's pass reads every memoryRef's deferred
+        commitments from the store, so the earliest is all it needs to wake in time."""
+        deferred = [a.next_deferred_at for a in finished if a.next_deferred_at is not None]
+        if deferred:
+            await self.commitments.hand_to_fleet_horizon(min(deferred))
 
     async def _dream_one(self, ref: MemoryRef, request: DreamAgentsRequest) -> AgentDream:
         failed: list[str] = []
@@ -124,7 +139,10 @@ class FleetActivities:
             )
             armed = await step(
                 "arm",
-                lambda: self.commitments.arm_commitments(ArmCommitmentsRequest(memory_ref=ref)),
+                # The batch hands its deferred commitments to the fleet's horizon at once.
+                lambda: self.commitments.arm_commitments(
+                    ArmCommitmentsRequest(memory_ref=ref, from_horizon=True)
+                ),
             )
             garbage = await step(
                 "collect-garbage",
@@ -144,6 +162,7 @@ class FleetActivities:
             workflows_started=armed.started if armed else 0,
             expired=garbage.expired_entries if garbage else 0,
             failed_steps=tuple(failed),
+            next_deferred_at=armed.next_deferred_at if armed else None,
         )
 
     def all(self) -> list[Callable[..., Any]]:

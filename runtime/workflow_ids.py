@@ -59,6 +59,11 @@ class WorkflowIds:
         signals the same run (workflows/commitment_horizon.py)."""
         return f"commitment-horizon/{self.token(ref)}"
 
+    def fleet_commitment_horizon(self) -> str:
+        """The fleet's CommitmentHorizonWorkflow, over every memoryRef: one run at a
+        time, which every fleet dream batch signals. No memoryRef token is a bare word."""
+        return "commitment-horizon/fleet"
+
     def dream(self, ref: MemoryRef | str) -> str:
         """A dream started by hand (memoryctl dream run); scheduled ones carry the
         schedule's id."""

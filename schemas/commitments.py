@@ -121,8 +121,10 @@ class InferenceResult(WireResult):
 
 class ArmCommitmentsRequest(WireModel):
     memory_ref: MemoryRefField
-    # Set by the memoryRef's own horizon workflow, which needs no signal about itself,
-    # with its own clock: the horizon counts from workflow time, so a worker whose clock
+    # Set when the caller takes the deferred instants itself: the memoryRef's own horizon
+    # workflow (which needs no signal about itself) and a fleet dream (which hands a whole
+    # batch's earliest instant to the fleet's horizon at once). The horizons pass their
+    # own clock: the horizon counts from workflow time, so a worker whose clock
     # lags the server's (or the time-skipping test server) cannot defer the same
     # commitment again and again.
     from_horizon: bool = False
@@ -139,11 +141,29 @@ class ArmReport(WireResult):
     next_deferred_at: Instant | None = None
 
 
-class CommitmentHorizonInput(WireModel):
-    """One memoryRef's horizon workflow: wake half a horizon before ``earliestAt`` (the
-    earliest deferred instant known), arm what is now within the horizon, repeat."""
+class ArmDeferredRequest(WireModel):
+    """The fleet's horizon pass: in every memoryRef, start the deferred time commitments
+    now within ARM_HORIZON of ``asOf`` (the horizon workflow's clock)."""
 
-    memory_ref: MemoryRefField
+    as_of: Instant
+
+
+class ArmDeferredReport(WireResult):
+    memory_refs: int = Field(ge=0)
+    started: int = Field(ge=0)
+    already_running: int = Field(ge=0)
+    # Across every memoryRef: deferred commitments still beyond the horizon, the earliest.
+    deferred: int = Field(default=0, ge=0)
+    next_deferred_at: Instant | None = None
+
+
+class CommitmentHorizonInput(WireModel):
+    """A horizon workflow: wake half a horizon before ``earliestAt`` (the earliest
+    deferred instant known), arm what is now within the horizon, repeat. Of one
+    memoryRef, or, without ``memoryRef``, of every memoryRef (the fleet's horizon, which
+    fleet dreams hand their deferred commitments to)."""
+
+    memory_ref: MemoryRefField | None = None
     earliest_at: Instant
     # Carried across continue-as-new, for the UI and the result.
     started_so_far: int = Field(default=0, ge=0)
@@ -156,7 +176,7 @@ class DeferredNotice(WireModel):
 
 
 class CommitmentHorizonResult(WireResult):
-    memory_ref: str
+    memory_ref: str | None
     started: int = Field(ge=0)
 
 

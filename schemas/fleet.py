@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictInt
 
-from schemas.base import WireModel, WireResult
+from schemas.base import Instant, WireModel, WireResult
 from schemas.memory_ref import MemoryRefField, parse_segment
 from schemas.registry import register
 from schemas.workflow_io import TokenBudget
@@ -86,6 +86,8 @@ class AgentDream(WireResult):
     expired: int = 0
     # "<step>:<error code>" for each step that failed (no message: it could quote text).
     failed_steps: tuple[str, ...] = ()
+    # The earliest commitment arming left for the fleet's horizon (due beyond it).
+    next_deferred_at: Instant | None = None
 
 
 class DreamAgentsResult(WireResult):

@@ -23,6 +23,15 @@ since no one else would arm those commitments.
 
 Arming starts it (one run per memoryRef at a time); find a memoryRef's run in the UI with
 ``WorkflowType = 'CommitmentHorizonWorkflow' AND MemoryRef = '<ref>'``.
+
+The fleet's horizon (``commitment-horizon/fleet``, input without a memoryRef) is the same
+workflow over every memoryRef. A fleet dream arms its agents' near commitments itself and
+signals this one run once per batch of agents with the batch's earliest deferred instant,
+instead of one horizon run per agent (a workflow start, its tasks and a timer each). Its
+pass (the arm_deferred activity) finds, through one index, every memoryRef with a
+deferred commitment now within the horizon, arms each, and answers with the earliest
+instant still deferred anywhere. A memoryRef dreamed both ways is covered by both
+horizons, which is harmless: a commitment's workflow id admits one run, ever.
 """
 
 from __future__ import annotations
@@ -35,18 +44,21 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.contracts import ARM_COMMITMENTS
+    from activities.contracts import ARM_COMMITMENTS, ARM_DEFERRED
     from runtime.search_attributes import updates_of
     from schemas.commitments import (
         ARM_HORIZON,
         COMMITMENT_HORIZON_WORKFLOW,
         DEFERRED_SIGNAL,
         ArmCommitmentsRequest,
+        ArmDeferredReport,
+        ArmDeferredRequest,
         ArmReport,
         CommitmentHorizonInput,
         CommitmentHorizonResult,
         DeferredNotice,
     )
+    from schemas.memory_ref import MemoryRef
     from workflows import policies
     from workflows.activity_calls import call
 
@@ -71,18 +83,17 @@ class CommitmentHorizonWorkflow:
     @workflow.run
     async def run(self, request: CommitmentHorizonInput) -> CommitmentHorizonResult:
         ref = request.memory_ref
-        workflow.upsert_search_attributes(updates_of(ref))
+        if ref is not None:
+            workflow.upsert_search_attributes(updates_of(ref))
         earliest: datetime | None = request.earliest_at
         started = request.started_so_far
         for _ in range(PASSES_PER_RUN):
             earliest = self._with_signalled(earliest)
             if earliest is None:
-                return CommitmentHorizonResult(memory_ref=str(ref), started=started)
+                return CommitmentHorizonResult(memory_ref=_named(ref), started=started)
             await self._sleep_until_wake(earliest, started)
             self._signalled = None
-            report = await self._pass(
-                ArmCommitmentsRequest(memory_ref=ref, from_horizon=True, as_of=workflow.now())
-            )
+            report = await self._pass(ref)
             if report is None:
                 await workflow.sleep(RETRY_AFTER, summary="retry the failed arming pass")
                 continue
@@ -95,7 +106,7 @@ class CommitmentHorizonWorkflow:
                 break
         earliest = self._with_signalled(earliest)
         if earliest is None:
-            return CommitmentHorizonResult(memory_ref=str(ref), started=started)
+            return CommitmentHorizonResult(memory_ref=_named(ref), started=started)
         workflow.continue_as_new(
             CommitmentHorizonInput(memory_ref=ref, earliest_at=earliest, started_so_far=started)
         )
@@ -127,15 +138,26 @@ class CommitmentHorizonWorkflow:
     def _earlier_than(self, due: datetime) -> Callable[[], bool]:
         return lambda: self._signalled is not None and self._signalled < due
 
-    async def _pass(self, request: ArmCommitmentsRequest) -> ArmReport | None:
+    async def _pass(self, ref: MemoryRef | None) -> ArmReport | ArmDeferredReport | None:
+        """Arm what is now within the horizon: the memoryRef's, or every memoryRef's."""
         workflow.set_current_details("Arming the commitments now within the horizon")
+        summary = "start the workflows of commitments now within the horizon"
         try:
-            report = await call(
-                ARM_COMMITMENTS,
-                request,
-                policies.ARM,
-                summary="start the workflows of commitments now within the horizon",
-            )
+            report: ArmReport | ArmDeferredReport
+            if ref is None:
+                report = await call(
+                    ARM_DEFERRED,
+                    ArmDeferredRequest(as_of=workflow.now()),
+                    policies.ARM_FLEET,
+                    summary=f"{summary}, in every memoryRef",
+                )
+            else:
+                report = await call(
+                    ARM_COMMITMENTS,
+                    ArmCommitmentsRequest(memory_ref=ref, from_horizon=True, as_of=workflow.now()),
+                    policies.ARM,
+                    summary=summary,
+                )
         except ActivityError:
             workflow.logger.warning("arming pass failed; retrying in %s", RETRY_AFTER)
             return None
@@ -143,3 +165,7 @@ class CommitmentHorizonWorkflow:
             "horizon pass: %d started, %d still deferred", report.started, report.deferred
         )
         return report
+
+
+def _named(ref: MemoryRef | None) -> str | None:
+    return None if ref is None else str(ref)

@@ -70,6 +70,8 @@ INDEX = ActivityOptions(start_to_close=timedelta(seconds=30))
 # the Temporal client (heartbeats carry the count so far).
 INFER = ActivityOptions(start_to_close=timedelta(minutes=10))
 ARM = ActivityOptions(start_to_close=timedelta(minutes=30))
+# The fleet horizon's pass arms a day's commitments across every memoryRef.
+ARM_FLEET = ActivityOptions(start_to_close=timedelta(hours=2))
 # A fleet batch dreams up to 500 agents one after another (a few hundred milliseconds
 # each at 100 entries; a large memory's first dream can take minutes). Heartbeats carry
 # the agents done, so a dead worker is noticed in seconds, not at this timeout.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, any_, func, or_, select, update
+from sqlalchemy import and_, any_, func, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -235,20 +235,42 @@ async def unarmed(
     ]
 
 
+# Armed time commitments whose workflow arming left for a horizon (served by
+# ix_commitments_deferred_due, migration 0021).
+_DEFERRED = and_(C.c.state == "armed", C.c.armed_at.is_(None), C.c.condition == "time")
+
+
 async def deferred(
-    connection: AsyncConnection, ref: MemoryRef, due_from: datetime
+    connection: AsyncConnection, ref: MemoryRef | None, due_from: datetime
 ) -> tuple[int, datetime | None]:
     """How many armed, unstarted time commitments are due at or after ``due_from``
-    (arming left them for the horizon workflow), and the earliest of their instants."""
-    query = select(func.count(), func.min(C.c.next_at)).where(
-        scoped(C, ref),
-        C.c.state == "armed",
-        C.c.armed_at.is_(None),
-        C.c.condition == "time",
-        C.c.next_at >= due_from,
-    )
+    (arming left them for a horizon workflow), and the earliest of their instants: of
+    ``ref``, or of every memoryRef when it is None (the fleet's horizon)."""
+    query = select(func.count(), func.min(C.c.next_at)).where(_DEFERRED, C.c.next_at >= due_from)
+    if ref is not None:
+        query = query.where(scoped(C, ref))
     count, earliest = (await connection.execute(query)).one()
     return int(count), earliest
+
+
+async def refs_to_arm(
+    connection: AsyncConnection,
+    due_before: datetime,
+    after: tuple[str, str] | None,
+    limit: int,
+) -> list[tuple[str, str]]:
+    """(tenant, memoryRef) of every memoryRef with a deferred time commitment due before
+    ``due_before``, in order after the cursor ``after``."""
+    query = (
+        select(C.c.tenant, C.c.memory_ref)
+        .where(_DEFERRED, C.c.next_at < due_before)
+        .group_by(C.c.tenant, C.c.memory_ref)
+        .order_by(C.c.tenant, C.c.memory_ref)
+        .limit(limit)
+    )
+    if after is not None:
+        query = query.where(tuple_(C.c.tenant, C.c.memory_ref) > tuple_(*after))
+    return [(row.tenant, row.memory_ref) for row in (await connection.execute(query)).all()]
 
 
 async def mark_armed(

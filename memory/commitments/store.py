@@ -74,12 +74,23 @@ class CommitmentStore:
             return await records.unarmed(connection, memory_ref, limit, due_before)
 
     async def deferred(
-        self, memory_ref: MemoryRef, due_from: datetime
+        self, memory_ref: MemoryRef | None, due_from: datetime
     ) -> tuple[int, datetime | None]:
         """Armed time commitments not started because they are due at or after
-        ``due_from``: how many, and the earliest instant."""
+        ``due_from``: how many, and the earliest instant; of every memoryRef when
+        ``memory_ref`` is None."""
         async with self.engine.connect() as connection:
             return await records.deferred(connection, memory_ref, due_from)
+
+    async def refs_to_arm(
+        self, due_before: datetime, after: MemoryRef | None = None, limit: int = 500
+    ) -> builtins.list[MemoryRef]:
+        """The memoryRefs with a deferred time commitment due before ``due_before``, in
+        (tenant, memoryRef) order after ``after``: what the fleet's horizon arms."""
+        cursor = None if after is None else (after.tenant, str(after))
+        async with self.engine.connect() as connection:
+            rows = await records.refs_to_arm(connection, due_before, cursor, limit)
+        return [parse_memory_ref(ref) for _, ref in rows]
 
     async def mark_armed(self, memory_ref: MemoryRef, commitment_ids: Sequence[str]) -> None:
         async with self.engine.begin() as connection:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy.ext.asyncio import create_async_engine
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
@@ -211,6 +212,7 @@ async def record_commitments(
 
 
 HORIZON_REF = "mem://example-tenant/agent-3"
+FLEET_HORIZON_REF = "mem://example-tenant/agent-4"
 
 
 async def record_horizon(
@@ -218,33 +220,63 @@ async def record_horizon(
 ) -> dict[str, str]:
     """A horizon run signal-with-started as arming does, for an instant half a horizon
     and three seconds away: it wakes in three seconds, starts the commitment's held-back
-    run, finds nothing more deferred and finishes. (Real deferrals wake hours later.)"""
+    run, finds nothing more deferred and finishes. (Real deferrals wake hours later.)
+    Recorded for a memoryRef's horizon and for the fleet's (no memoryRef: its pass arms
+    every memoryRef)."""
+    return {
+        "commitment_horizon.json": await _horizon(
+            client, task_queue, store, HORIZON_REF, fleet=False
+        ),
+        "commitment_horizon_fleet.json": await _horizon(
+            client, task_queue, store, FLEET_HORIZON_REF, fleet=True
+        ),
+    }
+
+
+async def _horizon(
+    client: Client, task_queue: str, store: PostgresMemoryStore, ref: str, *, fleet: bool
+) -> str:
     said = datetime.now(UTC) - timedelta(days=5) + WAKE_BEFORE + timedelta(seconds=3)
     back_dated = PostgresMemoryStore(store.engine, clock=lambda: said)
-    await back_dated.put(
-        HORIZON_REF, NewMemoryEntry(content="Remind me in 5 days to renew the lease")
-    )
+    await back_dated.put(ref, NewMemoryEntry(content="Remind me in 5 days to renew the lease"))
     # Recorded in the store, not yet started: what a deferral leaves.
     await store.commitments.infer(
-        InferCommitmentsRequest(memory_ref=parse_memory_ref(HORIZON_REF), enqueue_runs=False)
+        InferCommitmentsRequest(memory_ref=parse_memory_ref(ref), enqueue_runs=False)
     )
-    (commitment,) = await store.commitments.list(HORIZON_REF)
+    (commitment,) = await store.commitments.list(ref)
     assert commitment.next_at is not None
     handle = await client.start_workflow(
         CommitmentHorizonWorkflow.run,
         CommitmentHorizonInput(
-            memory_ref=parse_memory_ref(HORIZON_REF), earliest_at=commitment.next_at
+            memory_ref=None if fleet else parse_memory_ref(ref), earliest_at=commitment.next_at
         ),
-        id=PLAIN.commitment_horizon(HORIZON_REF),
+        id=PLAIN.fleet_commitment_horizon() if fleet else PLAIN.commitment_horizon(ref),
         task_queue=task_queue,
         start_signal=DEFERRED_SIGNAL,
         start_signal_args=[DeferredNotice(at=commitment.next_at)],
     )
-    await handle.result()
+    if fleet:
+        # The fleet's pass also sees the dream's deferred reminder recorded above, so the
+        # run sleeps on after it: recorded up to that sleep.
+        await _after_first_pass(handle)
+        await handle.terminate("recorded")
+    else:
+        await handle.result()
     await client.get_workflow_handle(commitment_workflow_id(commitment.commitment_id)).terminate(
         "recorded"
     )
-    return {"commitment_horizon.json": (await handle.fetch_history()).to_json()}
+    return (await handle.fetch_history()).to_json()
+
+
+async def _after_first_pass(handle: WorkflowHandle[Any, Any]) -> None:
+    """Until the run has finished its first pass and started its next sleep."""
+    while True:
+        events = [e.event_type async for e in handle.fetch_history_events()]
+        if EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED in events and (
+            events[-1] == EventType.EVENT_TYPE_TIMER_STARTED
+        ):
+            return
+        await asyncio.sleep(0.2)
 
 
 async def record_fixture_run(

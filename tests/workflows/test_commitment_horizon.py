@@ -24,6 +24,7 @@ from runtime.workflow_ids import PLAIN
 from schemas.commitments import (
     ARM_HORIZON,
     ArmCommitmentsRequest,
+    ArmDeferredRequest,
     ArmReport,
     CommitmentHorizonResult,
     CommitmentInferenceInput,
@@ -31,11 +32,13 @@ from schemas.commitments import (
     InferCommitmentsRequest,
     commitment_workflow_id,
 )
+from schemas.fleet import FleetDreamInput, FleetDreamResult
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note, unique_ref
 from tests.support.waiting import let_time_pass
 from workflows.commitment_horizon import WAKE_BEFORE, CommitmentHorizonWorkflow
 from workflows.commitment_inference import CommitmentInferenceWorkflow
+from workflows.fleet_dream import FleetDreamWorkflow
 
 
 async def _exists(client: Client, workflow_id: str) -> bool:
@@ -200,3 +203,89 @@ async def test_a_commitment_cancelled_while_deferred_is_never_started(
     assert result.started == 0
     assert not await _exists(client, commitment_workflow_id(commitment.commitment_id))
     assert await _claims(engine, commitment.commitment_id) == []
+
+
+async def test_a_fleet_dream_hands_every_agent_to_one_fleet_horizon(
+    time_skipping_env: WorkflowEnvironment,
+    skipping_queue: str,
+    store: PostgresMemoryStore,
+    engine: AsyncEngine,
+) -> None:
+    """Fleet scale: no horizon run per agent. A fleet dream arms each agent's commitments
+    and signals the fleet's one horizon run per batch; that run's pass starts, across
+    memoryRefs, what is within the horizon, half a horizon ahead, and it fires at its
+    instant; the run then waits for the next agent's instant."""
+    client = time_skipping_env.client
+    soon, later = unique_ref(), unique_ref()
+    with time_skipping_env.auto_time_skipping_disabled():
+        await store.put(soon, note("Remind me in 3 days to renew the domain"))
+        await store.put(later, note("Remind me in 5 days to call the bank"))
+        dreamed: FleetDreamResult = await client.execute_workflow(
+            FleetDreamWorkflow.run,
+            FleetDreamInput(token_budget=2000),
+            id=f"fleet-{uuid.uuid4().hex[:8]}",
+            task_queue=skipping_queue,
+        )
+    assert dreamed.progress.dreamed == 2
+    (three,) = await store.commitments.list(soon)
+    (five,) = await store.commitments.list(later)
+    assert three.next_at is not None and five.next_at is not None
+    for ref, commitment in ((soon, three), (later, five)):
+        assert not await _exists(client, PLAIN.commitment_horizon(ref))
+        assert not await _exists(client, commitment_workflow_id(commitment.commitment_id))
+    horizon = client.get_workflow_handle_for(
+        CommitmentHorizonWorkflow.run, PLAIN.fleet_commitment_horizon()
+    )
+    assert (await horizon.describe()).status == WorkflowExecutionStatus.RUNNING
+
+    # Just past the first agent's instant. Its firing enqueues the agent's run, after
+    # which this test server's clock no longer skips (it runs at wall speed): the
+    # instant is the last thing this test lets pass.
+    await let_time_pass(time_skipping_env, skipping_queue, timedelta(days=3, seconds=3))
+    assert not await _exists(client, commitment_workflow_id(five.commitment_id))
+    assert await _start_time(client, three.commitment_id) <= three.next_at - WAKE_BEFORE + (
+        timedelta(minutes=1)
+    )
+    (claim,) = await _claims(engine, three.commitment_id)
+    assert claim.outcome == "fired" and claim.due_at == three.next_at
+    assert timedelta(0) <= claim.fired_at - three.next_at < timedelta(seconds=5)
+    assert await _claims(engine, five.commitment_id) == []
+    events = [e async for e in horizon.fetch_history_events()]
+    passes = [e for e in events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
+    assert len(passes) == 1
+    # Its next wake: half a horizon before the other agent's instant.
+    timer = [e for e in events if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED][-1]
+    wake = timer.event_time.ToDatetime().replace(tzinfo=UTC) + (
+        timer.timer_started_event_attributes.start_to_fire_timeout.ToTimedelta()
+    )
+    assert abs(wake - (five.next_at - WAKE_BEFORE)) < timedelta(seconds=5)
+    await horizon.terminate("test over")
+
+
+async def test_the_fleet_pass_arms_every_memory_ref_page_by_page(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr("activities.commitment_activities.REFS_PER_PAGE", 2)
+    near_refs = [unique_ref() for _ in range(3)]
+    far_ref = unique_ref()
+    for ref in near_refs:
+        await store.put(ref, note("Remind me in 5 hours to water the plants"))
+    await store.put(far_ref, note("Remind me in 9 days to book the venue"))
+    for ref in [*near_refs, far_ref]:
+        request = InferCommitmentsRequest(memory_ref=parse_memory_ref(ref), enqueue_runs=False)
+        assert (await store.commitments.infer(request)).created == 1
+    (far,) = await store.commitments.list(far_ref)
+    client = temporal_env.client
+    activities = CommitmentActivities(store.commitments, client, f"hz-{uuid.uuid4().hex[:8]}")
+
+    report = await ActivityEnvironment().run(
+        activities.arm_deferred, ArmDeferredRequest(as_of=datetime.now(UTC))
+    )
+
+    assert (report.memory_refs, report.started, report.already_running) == (3, 3, 0)
+    assert (report.deferred, report.next_deferred_at) == (1, far.next_at)
+    for ref in near_refs:
+        (commitment,) = await store.commitments.list(ref)
+        handle = client.get_workflow_handle(commitment_workflow_id(commitment.commitment_id))
+        await handle.terminate("test over")
+    assert not await _exists(client, commitment_workflow_id(far.commitment_id))
