@@ -21,8 +21,6 @@ activities per agent. What stays:
 - Every write is maintenance (memory/maintenance_writes.py), and an agent is marked
   dreamed up to the work it read before its first step, so a write that lands while it
   is dreamed keeps it due.
-- An agent's texts are read for facts once (distillation and consolidation read the
-  same notes), and forgotten when its dream ends.
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ from activities.commitment_activities import CommitmentActivities
 from activities.contracts import DREAM_AGENTS, FIND_DUE_REFS
 from activities.heartbeat import progress
 from activities.memory_activities import MemoryActivities
-from memory.consolidation.fact_text import reading_once
 from memory.dream_work import DreamWork
 from memory.maintenance_writes import maintenance_writes
 from schemas.commitments import ArmCommitmentsRequest, InferCommitmentsRequest
@@ -113,7 +110,7 @@ class FleetActivities:
                 return None
 
         run_key = f"{request.run_key}/{ref}"
-        with maintenance_writes(), reading_once():
+        with maintenance_writes():
             work_seq = await self.work.work_seq(ref)
             distilled = await step(
                 "distill",

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -216,34 +213,7 @@ def _tokens(cleaned: str, start: int = 0) -> list[tuple[str, bool]]:
     return tokens
 
 
-# Texts already read in the current scope (see reading_once), or None outside one.
-_read_in_scope: ContextVar[dict[str, FactText] | None] = ContextVar("fact_texts_read", default=None)
-
-
-@contextmanager
-def reading_once() -> Iterator[None]:
-    """Within this block (and the threads it hands work to), each distinct text is read
-    once. A fleet dream distills an agent's notes and then consolidates the facts it
-    kept, the same texts: this halves the reading. Scoped to the block, so nothing of an
-    agent's text outlives its dream in the process."""
-    token = _read_in_scope.set({})
-    try:
-        yield
-    finally:
-        _read_in_scope.reset(token)
-
-
 def read_fact_text(text: str) -> FactText:
-    read = _read_in_scope.get()
-    if read is None:
-        return _read(text)
-    fact = read.get(text)
-    if fact is None:
-        fact = read[text] = _read(text)
-    return fact
-
-
-def _read(text: str) -> FactText:
     cleaned = _THOUSANDS.sub("", _clean(text))
     # The guard reads the whole text (tokens); the words compared and the names read
     # leave an opening filler out ("Per the latest update, ...": fillers.py).

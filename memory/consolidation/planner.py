@@ -173,6 +173,10 @@ def plan_pass(
     """``paraphrases``: also merge texts that say the same in other words
     (memory/consolidation/paraphrase.py); off by default (docs/consolidation.md has its
     figures on public data)."""
+    if len(entries) < 2:
+        # Nothing to pair: a first dream's consolidation sees only the entry it just
+        # distilled, whose reading would cost more than the rest of the pass.
+        return Plan(input_count=len(entries), rounds=1)
     entries = sorted(entries, key=lambda e: e.id)
     facts = [read_fact_text(e.content) for e in entries]
     minhashes = signatures(facts)
