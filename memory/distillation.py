@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.archive import Archive, build_archive
+from memory.cpu_work import on_loop
 from memory.distillation_queue import candidates_page, to_source
 from memory.distiller import DistillationOutcome, Distiller, ExtractiveDistiller, SourceText
 from memory.event_log import PendingEvent, append_events
@@ -120,8 +121,11 @@ async def select_sources(
             rows = (await connection.execute(query)).all()
         page = [to_source(row, secrets) for row in rows]
         read += page
-        # Tokenising is CPU-bound; a thread keeps the event loop free for heartbeats.
-        wants_more = await asyncio.to_thread(packing.offer, page)
+        # Tokenising is CPU-bound: a long selection goes on in a thread, so the event
+        # loop stays free for heartbeats; its first few hundred sources run here
+        # (memory/cpu_work.py).
+        offer = packing.offer
+        wants_more = offer(page) if on_loop(len(read)) else await asyncio.to_thread(offer, page)
         progress({"phase": "selecting", "read": len(read)})
         if not wants_more or len(rows) < PAGE:
             return Selection(tuple(read), packing.finish())

@@ -31,6 +31,7 @@ from memory.commitment_parsing.phrasing import INTENTION_TAGS, TRIGGER_SQL_PATTE
 from memory.commitment_parsing.recurrence_dates import first_occurrence
 from memory.commitment_parsing.time_words import normalize_text
 from memory.commitments.readings import ReadingColumns, inferred_event
+from memory.cpu_work import on_loop
 from memory.event_log import append_events
 from memory.lineage import DISTILLED
 from memory.locks import lock, memory_ref_order
@@ -162,7 +163,7 @@ async def infer_commitments(
     # (a fleet dream runs thousands of such scans).
     parsed = (
         _parse(rows, reading)
-        if len(rows) <= PARSE_ON_LOOP_ROWS
+        if on_loop(len(rows))
         else await asyncio.to_thread(_parse, rows, reading)
     )
     records, unparsable, kinds = parsed.records, parsed.unparsable, parsed.kinds
@@ -223,8 +224,6 @@ async def infer_commitments(
 
 # Below asyncpg's 32,767 bound parameters per statement, with room to spare.
 MAX_BOUND_PARAMETERS = 30_000
-# Rows parsed on the event loop; more go to a worker thread (about 0.1 ms of CPU each).
-PARSE_ON_LOOP_ROWS = 500
 
 
 @dataclass(frozen=True)

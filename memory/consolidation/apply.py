@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory import tables
 from memory.consolidation.corpus import read_corpus
 from memory.consolidation.planner import Cluster, Plan, PlanEntry, plan_pass
+from memory.cpu_work import on_loop
 from memory.event_log import PendingEvent, append_events
 from memory.field_redaction import redact_tags
 from memory.intent_links import IntentLinks, intent_id_column
@@ -94,11 +95,10 @@ async def consolidate(
     entries = await read_corpus(connection, ref, now)
     progress({"phase": "read", "entries": len(entries)})
     planner = functools.partial(plan_pass, paraphrases=request.paraphrases)
-    # Fewer than two entries pair with nothing: plan them on the loop, without the
-    # thread hand-off (most agents of a fleet's first dream hold one distilled entry).
+    # A small pass plans on the loop, a large one in a thread (memory/cpu_work.py).
     plan = (
         planner(entries, progress)
-        if len(entries) < 2
+        if on_loop(len(entries))
         else await asyncio.to_thread(planner, entries, _thread_safe(progress))
     )
     applied = await _apply(connection, ref, plan, entries, pass_id, now, secrets, links)
