@@ -181,7 +181,12 @@ class DevServer:
 
 
 async def _fleet(
-    client: Client, queue: str, server: DevServer, label: str, cpu: dict[str, Any]
+    client: Client,
+    queue: str,
+    server: DevServer,
+    label: str,
+    cpu: dict[str, Any],
+    options: FleetDreamInput,
 ) -> tuple[FleetDreamResult, float, float]:
     meter = CpuMeter()
     cpu_before = meter.read()
@@ -189,7 +194,7 @@ async def _fleet(
     started = time.perf_counter()
     result: FleetDreamResult = await client.execute_workflow(
         FleetDreamWorkflow.run,
-        FleetDreamInput(),
+        options,
         id=f"fleet-{label}-{uuid.uuid4().hex[:6]}",
         task_queue=queue,
     )
@@ -303,7 +308,11 @@ async def _measure(
     try:
         for worker in workers:
             await worker.ready()
-        phases = await _phases(client, queue, server, store, engine, fleet_refs, baseline_refs)
+        options = FleetDreamInput(batch_size=args.batch_size, concurrency=args.concurrency)
+        report["fleet_options"] = options.model_dump(mode="json", by_alias=True)
+        phases = await _phases(
+            client, queue, server, store, engine, fleet_refs, baseline_refs, options
+        )
     finally:
         for worker in workers:
             worker.stop()
@@ -330,6 +339,7 @@ async def _phases(
     engine: AsyncEngine,
     fleet_refs: list[str],
     baseline_refs: list[str],
+    options: FleetDreamInput,
 ) -> dict[str, Any]:
     report: dict[str, Any] = {}
     seconds, requests = await _per_agent_dreams(client, queue, server, baseline_refs)
@@ -353,7 +363,7 @@ async def _phases(
         await store.dream_work.mark_dreamed(parsed, await store.dream_work.work_seq(parsed))
 
     cpu: dict[str, Any] = {}
-    result, seconds, requests = await _fleet(client, queue, server, "first", cpu)
+    result, seconds, requests = await _fleet(client, queue, server, "first", cpu, options)
     counts = await _dreams_per_ref(engine, fleet_refs)
     first = {
         "seconds": seconds,
@@ -381,7 +391,7 @@ async def _phases(
     for ref in busy:
         await store.put_many(ref, _notes(rng, 10, 1))
     cpu = {}
-    result, seconds, requests = await _fleet(client, queue, server, "half-idle", cpu)
+    result, seconds, requests = await _fleet(client, queue, server, "half-idle", cpu, options)
     counts = await _dreams_per_ref(engine, fleet_refs)
     half = {
         "seconds": seconds,
@@ -405,7 +415,7 @@ async def _phases(
     )
 
     cpu = {}
-    result, seconds, requests = await _fleet(client, queue, server, "idle", cpu)
+    result, seconds, requests = await _fleet(client, queue, server, "idle", cpu, options)
     report["fleet_idle"] = {
         "seconds": seconds,
         "dreamed": result.progress.dreamed,
@@ -427,6 +437,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--baseline-agents", type=int, default=200)
     parser.add_argument("--ceiling", type=int, default=400)
     parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    defaults = FleetDreamInput()
+    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    parser.add_argument(
+        "--concurrency", type=int, default=defaults.concurrency, help="batches in flight"
+    )
     parser.add_argument("--quick", action="store_true", help="200 agents, 50 baseline")
     parser.add_argument("--json", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
