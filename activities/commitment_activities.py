@@ -89,10 +89,14 @@ class _Tally:
 
     started: int = 0
     already: int = 0
-    refs: int = 0
+    # Counted by the fleet's pass only, over every memoryRef it arms.
+    refs: int | None = None
 
     def details(self) -> dict[str, int]:
-        return {"started": self.started, "alreadyRunning": self.already, "memoryRefs": self.refs}
+        details = {"started": self.started, "alreadyRunning": self.already}
+        if self.refs is not None:
+            details["memoryRefs"] = self.refs
+        return details
 
 
 class CommitmentActivities:
@@ -140,17 +144,19 @@ class CommitmentActivities:
     async def arm_deferred(self, request: ArmDeferredRequest) -> ArmDeferredReport:
         """The fleet's horizon pass: arm every memoryRef with a deferred commitment now
         within the horizon, page by page, then report the earliest one left anywhere."""
-        tally = _Tally()
+        tally = _Tally(refs=0)
+        armed_refs = 0
         horizon_end = request.as_of + ARM_HORIZON
         after: MemoryRef | None = None
         while refs := await self.commitments.refs_to_arm(horizon_end, after, REFS_PER_PAGE):
             for ref in refs:
                 await self._arm(ref, request.as_of, horizon_end, tally)
-                tally.refs += 1
+                armed_refs += 1
+                tally.refs = armed_refs
             after = refs[-1]
         deferred, next_deferred_at = await self.commitments.deferred(None, horizon_end)
         return ArmDeferredReport(
-            memory_refs=tally.refs,
+            memory_refs=armed_refs,
             started=tally.started,
             already_running=tally.already,
             deferred=deferred,
