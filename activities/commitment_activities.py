@@ -89,12 +89,13 @@ class _Tally:
 
     started: int = 0
     already: int = 0
-    # Counted by the fleet's pass only, over every memoryRef it arms.
-    refs: int | None = None
+    # The fleet's pass also reports the memoryRefs it has armed.
+    counts_refs: bool = False
+    refs: int = 0
 
     def details(self) -> dict[str, int]:
         details = {"started": self.started, "alreadyRunning": self.already}
-        if self.refs is not None:
+        if self.counts_refs:
             details["memoryRefs"] = self.refs
         return details
 
@@ -144,19 +145,17 @@ class CommitmentActivities:
     async def arm_deferred(self, request: ArmDeferredRequest) -> ArmDeferredReport:
         """The fleet's horizon pass: arm every memoryRef with a deferred commitment now
         within the horizon, page by page, then report the earliest one left anywhere."""
-        tally = _Tally(refs=0)
-        armed_refs = 0
+        tally = _Tally(counts_refs=True)
         horizon_end = request.as_of + ARM_HORIZON
         after: MemoryRef | None = None
         while refs := await self.commitments.refs_to_arm(horizon_end, after, REFS_PER_PAGE):
             for ref in refs:
                 await self._arm(ref, request.as_of, horizon_end, tally)
-                armed_refs += 1
-                tally.refs = armed_refs
+                tally.refs += 1
             after = refs[-1]
         deferred, next_deferred_at = await self.commitments.deferred(None, horizon_end)
         return ArmDeferredReport(
-            memory_refs=armed_refs,
+            memory_refs=tally.refs,
             started=tally.started,
             already_running=tally.already,
             deferred=deferred,
