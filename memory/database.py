@@ -49,6 +49,7 @@ def create_engine(url: str | None = None, *, pool_size: int = 10) -> AsyncEngine
         connect_args={"timeout": CONNECT_TIMEOUT_SECONDS},
     )
     _ping_connections_that_sat_idle(engine)
+    _fail_batch_writes_when_the_connection_dies(engine)
     return engine
 
 
@@ -75,6 +76,29 @@ def _ping_connections_that_sat_idle(engine: AsyncEngine) -> None:
             sync_engine.dialect.do_ping(dbapi_connection)
         except Exception:
             raise DisconnectionError("pooled connection died while idle") from None
+
+
+def _fail_batch_writes_when_the_connection_dies(engine: AsyncEngine) -> None:
+    """An executemany whose connection is lost while it waits for the socket to drain
+    fails instead of hanging forever.
+
+    asyncpg (0.32) sends a batch in chunks and waits on the protocol's
+    ``writing_allowed`` event between them; losing the connection fails the statement's
+    waiter but never sets that event, so the write hung (a put_many stuck after a
+    PostgreSQL restart in the chaos run). Its termination listener runs when the
+    connection is lost, and setting the event there lets the write reach the failed
+    waiter: a DBAPIError the activity's retry rides out, on a fresh connection.
+    tests/reliability/test_connection_lost_mid_write.py fails if asyncpg changes this."""
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _wake_writer_on_loss(dbapi_connection: Any, record: Any) -> None:
+        driver_connection = dbapi_connection.driver_connection
+        protocol = driver_connection._protocol
+
+        def wake_writer(_: Any) -> None:
+            protocol.writing_allowed.set()
+
+        driver_connection.add_termination_listener(wake_writer)
 
 
 def alembic_config() -> Config:
