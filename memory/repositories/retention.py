@@ -8,9 +8,10 @@ leaves every derived copy.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, exists, func, select
 
 from memory import tables
 from memory.event_log import REMOVED_COLUMNS, append_removal_events
@@ -69,27 +70,55 @@ class Retention:
         self, ref: MemoryRef, *, secrets: MemorySecretRegistry | None = None
     ) -> GarbageReport:
         now = self.db.now()
+        due = await self._garbage_due(ref, now)
         # Expired sources first, erased like forgotten ones so their text leaves every
         # derived copy; then whatever else expired (nothing derives from it).
-        expired = await self.erasure.expire(ref, secrets=secrets)
-        expired_entries = expired.entries + await self.gc_expired(ref)
-        archives, snapshots = tables.archives, tables.snapshots
-        async with self.db.writing() as connection:
-            expired_archives = (
-                await connection.execute(
-                    delete(archives).where(scoped(archives, ref), archives.c.expires_at <= now)
-                )
-            ).rowcount
-            old_snapshots = (
-                await connection.execute(
-                    delete(snapshots).where(
-                        scoped(snapshots, ref),
-                        snapshots.c.created_at <= now - SNAPSHOT_RETENTION,
+        expired_entries = 0
+        if due.entries:
+            expired = await self.erasure.expire(ref, secrets=secrets)
+            expired_entries = expired.entries + await self.gc_expired(ref)
+        expired_archives = old_snapshots = 0
+        if due.archives or due.snapshots:
+            archives, snapshots = tables.archives, tables.snapshots
+            async with self.db.writing() as connection:
+                expired_archives = (
+                    await connection.execute(
+                        delete(archives).where(scoped(archives, ref), archives.c.expires_at <= now)
                     )
-                )
-            ).rowcount
+                ).rowcount
+                old_snapshots = (
+                    await connection.execute(
+                        delete(snapshots).where(
+                            scoped(snapshots, ref),
+                            snapshots.c.created_at <= now - SNAPSHOT_RETENTION,
+                        )
+                    )
+                ).rowcount
         return GarbageReport(
             expired_entries=expired_entries,
             expired_archives=int(expired_archives or 0),
             old_snapshots=int(old_snapshots or 0),
         )
+
+    async def _garbage_due(self, ref: MemoryRef, now: datetime) -> _GarbageDue:
+        """Whether anything of the ref has expired, in one read: most nights nothing has,
+        and a dream then opens no transaction for its garbage (three, with their locks
+        and settings, when it did)."""
+        archives, snapshots = tables.archives, tables.snapshots
+        statement = select(
+            exists().where(scoped(E, ref), E.c.expires_at <= now),
+            exists().where(scoped(archives, ref), archives.c.expires_at <= now),
+            exists().where(
+                scoped(snapshots, ref), snapshots.c.created_at <= now - SNAPSHOT_RETENTION
+            ),
+        )
+        async with self.db.reading() as connection:
+            entries, archived, snapshotted = (await connection.execute(statement)).one()
+        return _GarbageDue(bool(entries), bool(archived), bool(snapshotted))
+
+
+@dataclass(frozen=True, slots=True)
+class _GarbageDue:
+    entries: bool
+    archives: bool
+    snapshots: bool

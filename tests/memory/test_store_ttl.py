@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory import tables
@@ -99,3 +100,31 @@ async def test_gc_removes_expired_rows_and_records_memory_expired(engine: AsyncE
     assert [e.payload["memoryId"] for e in expired] == [doomed.id]
     assert "content" not in expired[0].payload
     assert await store.gc_expired() == 1  # the unscoped sweep takes the rest
+
+
+async def test_collecting_garbage_with_nothing_expired_writes_nothing(engine: AsyncEngine) -> None:
+    """Most nights nothing has expired: the dream's garbage step is then one read, no
+    transaction (it was three, each with its settings and locks); once something
+    expires, it is collected."""
+    clock = SteppingClock(T0)
+    store = PostgresMemoryStore(engine, clock=clock)
+    ref = unique_ref()
+    doomed = await store.put(ref, note("doomed", expires_at=T0 + timedelta(minutes=1)))
+    await store.put(ref, note("kept"))
+    transactions: list[object] = []
+
+    def count_transaction(connection: Any) -> None:
+        if connection.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+            transactions.append(connection)
+
+    event.listen(engine.sync_engine, "begin", count_transaction)
+    try:
+        report = await store.collect_garbage(ref)
+        assert (report.expired_entries, transactions) == (0, [])
+        clock.current = T0 + timedelta(minutes=2)
+        report = await store.collect_garbage(ref)
+    finally:
+        event.remove(engine.sync_engine, "begin", count_transaction)
+    assert report.expired_entries == 1
+    assert transactions
+    assert await store.get(ref, doomed.id) is None
