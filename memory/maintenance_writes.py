@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 MAINTENANCE_SETTING = "agent_memory.maintenance"
 _DECLARE = f"SELECT set_config('{MAINTENANCE_SETTING}', 'on', true)"
+AUTOCOMMIT = "AUTOCOMMIT"
 
 _active: ContextVar[bool] = ContextVar("maintenance_writes", default=False)
 
@@ -40,7 +41,9 @@ def maintenance_writes() -> Iterator[None]:
 
 
 def _declare_if_maintenance(connection: Any) -> None:
-    if _active.get():
+    # An autocommit connection (Database.reading()) begins no transaction on the server,
+    # so the transaction-local setting would last one statement: its reads write nothing.
+    if _active.get() and connection.get_execution_options().get("isolation_level") != AUTOCOMMIT:
         connection.exec_driver_sql(_DECLARE)
 
 
