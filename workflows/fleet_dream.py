@@ -8,8 +8,10 @@ only due refs: memory/dream_work.py), so an idle agent costs nothing: no workflo
 activity, no row read. Each page is cut into batches of ``batchSize`` agents, and each
 batch is one activity that dreams its agents one after another with the same steps a
 DreamWorkflow runs (activities/fleet_activities.py); ``concurrency`` batches run at
-once, which bounds the load on the memory database. The Temporal server pays per batch,
-not per agent: that is what lets one dev server dream thousands of agents a minute.
+once, which bounds the load on the memory database; the next page is read while the
+last batches of the current one still run, so slots stay busy across page boundaries.
+The Temporal server pays per batch, not per agent: that is what lets one dev server
+dream thousands of agents a minute.
 
 Progress is in the UI (current details: dreamed, left for later, failed, batches in
 flight) and in the ``progress`` query. A batch that still fails after its retries (an
@@ -45,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.distillation import effective_budget
 
 PAGES_PER_RUN = 5
+PIPELINED_PAGES = "fleet-dream-pipelined-pages"
 
 
 @workflow.defn
@@ -52,6 +55,8 @@ class FleetDreamWorkflow:
     def __init__(self) -> None:
         self._progress = FleetProgress()
         self._in_flight = 0
+        # Batches started that wait for a slot.
+        self._queued = 0
 
     @workflow.query
     def progress(self) -> FleetProgress:
@@ -66,8 +71,16 @@ class FleetDreamWorkflow:
         # Each agent is dreamed by one run only (the cursor moves forward).
         run_key = f"fleet/{info.run_id}"
         slots = asyncio.Semaphore(request.concurrency)
+        # Runs begun before pages were pipelined replay as they ran: page by page.
+        pipelined = workflow.patched(PIPELINED_PAGES)
+        dreaming: list[asyncio.Task[None]] = []
         after = request.after
+        done = False
         for _ in range(PAGES_PER_RUN):
+            if pipelined:
+                # The next page is read while the last round of this one still runs, so
+                # no slot idles at a page boundary waiting for the slowest batch.
+                await workflow.wait_condition(lambda: self._queued < request.concurrency)
             self._show(request.tenant, "reading the next page of agents with work")
             page = await call(
                 FIND_DUE_REFS,
@@ -82,15 +95,26 @@ class FleetDreamWorkflow:
                     refs[i : i + request.batch_size]
                     for i in range(0, len(refs), request.batch_size)
                 ]
-                await asyncio.gather(
-                    *(self._dream(batch, budget, run_key, slots, request) for batch in batches)
-                )
+                self._queued += len(batches)
+                started = [
+                    asyncio.create_task(self._dream(batch, budget, run_key, slots, request))
+                    for batch in batches
+                ]
+                if pipelined:
+                    dreaming += started
+                else:
+                    await asyncio.gather(*started)
                 after = parse_memory_ref(refs[-1])
             if len(refs) < request.page_size:
-                self._show(request.tenant, "done")
-                return FleetDreamResult(tenant=request.tenant, progress=self._progress)
+                done = True
+                break
             if workflow.info().is_continue_as_new_suggested():
                 break
+        # Every batch this run started ends in this run (continue-as-new carries none).
+        await asyncio.gather(*dreaming)
+        if done:
+            self._show(request.tenant, "done")
+            return FleetDreamResult(tenant=request.tenant, progress=self._progress)
         workflow.continue_as_new(
             request.model_copy(update={"after": after, "progress": self._progress})
         )
@@ -104,6 +128,7 @@ class FleetDreamWorkflow:
         request: FleetDreamInput,
     ) -> None:
         async with slots:
+            self._queued -= 1
             self._in_flight += len(batch)
             self._show(request.tenant, "dreaming")
             try:

@@ -134,6 +134,37 @@ async def test_pages_and_continue_as_new_cover_every_agent_once(
     assert latest.run_id != handle.first_execution_run_id
 
 
+async def test_the_next_page_is_read_while_the_last_batches_still_run(
+    temporal_env: WorkflowEnvironment, fleet_queue: str, store: PostgresMemoryStore
+) -> None:
+    """No page boundary leaves slots idle: once every batch of a page holds a slot, the
+    next page is read, before those batches end (a barrier per page left up to a round
+    of slots idle waiting for the slowest batch)."""
+    tenant = f"t{uuid.uuid4().hex[:8]}"
+    refs = [unique_ref(tenant, f"agent-{i}") for i in range(5)]
+    for ref in refs:
+        await _seed(store, ref, n=3)
+    result, handle = await _fleet(
+        temporal_env.client, fleet_queue, tenant=tenant, pageSize=2, batchSize=1, concurrency=2
+    )
+    assert result.progress.dreamed == 5 and result.progress.pages == 3
+    scheduled: dict[int, str] = {}
+    open_batches: set[int] = set()
+    open_at_page_reads: list[int] = []
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            name = event.activity_task_scheduled_event_attributes.activity_type.name
+            scheduled[event.event_id] = name
+            if name == "dream_agents":
+                open_batches.add(event.event_id)
+            else:
+                open_at_page_reads.append(len(open_batches))
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            open_batches.discard(event.activity_task_completed_event_attributes.scheduled_event_id)
+    assert open_at_page_reads == [0, 2, 2]
+    assert [await _distilled_count(store, ref) for ref in refs] == [1] * 5
+
+
 async def test_a_failing_agent_stays_due_and_the_others_are_dreamed(
     temporal_env: WorkflowEnvironment, fleet_queue: str, store: PostgresMemoryStore, engine
 ) -> None:
