@@ -86,6 +86,12 @@ def build_worker(
             *EmbeddingActivities(store).all(),
         ],
         graceful_shutdown_timeout=timedelta(seconds=20),
+        # Eager dispatch hands an activity a workflow schedules to the worker that ran
+        # the workflow task. A fleet dream's CPU-bound batches then all land on the one
+        # worker caching the fleet workflow, and a second worker idles (measured: one
+        # worker at a full core, the other at none). Through matching they spread over
+        # every worker polling the queue.
+        disable_eager_activity_execution=True,
         # A start with the wrong arguments fails the run, never the task (forever).
         interceptors=[WorkflowInputInterceptor()],
     )

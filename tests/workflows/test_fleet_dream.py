@@ -148,13 +148,11 @@ async def test_the_next_page_is_read_while_the_last_batches_still_run(
         temporal_env.client, fleet_queue, tenant=tenant, pageSize=2, batchSize=1, concurrency=2
     )
     assert result.progress.dreamed == 5 and result.progress.pages == 3
-    scheduled: dict[int, str] = {}
     open_batches: set[int] = set()
     open_at_page_reads: list[int] = []
     async for event in handle.fetch_history_events():
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             name = event.activity_task_scheduled_event_attributes.activity_type.name
-            scheduled[event.event_id] = name
             if name == "dream_agents":
                 open_batches.add(event.event_id)
             else:
@@ -163,6 +161,43 @@ async def test_the_next_page_is_read_while_the_last_batches_still_run(
             open_batches.discard(event.activity_task_completed_event_attributes.scheduled_event_id)
     assert open_at_page_reads == [0, 2, 2]
     assert [await _distilled_count(store, ref) for ref in refs] == [1] * 5
+
+
+async def test_batches_spread_over_every_worker_of_the_queue(
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore
+) -> None:
+    """Two workers on one queue share a fleet's batches. With eager activity dispatch
+    every batch the fleet workflow scheduled went back to the worker caching that
+    workflow, and a second worker idled (one batch at a time here, so none of them
+    could reach the other worker any other way)."""
+    task_queue = f"fleet-{uuid.uuid4().hex[:8]}"
+    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
+    target = temporal_env.client.service_client.config.target_host
+    clients = [
+        await Client.connect(
+            target,
+            namespace=temporal_env.client.namespace,
+            data_converter=temporal_env.client.data_converter,
+            identity=f"fleet-worker-{name}",
+        )
+        for name in ("a", "b")
+    ]
+    tenant = f"t{uuid.uuid4().hex[:8]}"
+    for i in range(12):
+        await _seed(store, unique_ref(tenant, f"agent-{i:02d}"), n=2)
+    async with (
+        build_worker(clients[0], settings, store, StaticSecretVault({})),
+        build_worker(clients[1], settings, store, StaticSecretVault({})),
+    ):
+        result, handle = await _fleet(
+            clients[0], task_queue, tenant=tenant, batchSize=1, concurrency=1
+        )
+    assert result.progress.dreamed == 12
+    ran_on: set[str] = set()
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            ran_on.add(event.activity_task_started_event_attributes.identity)
+    assert ran_on == {"fleet-worker-a", "fleet-worker-b"}
 
 
 async def test_a_failing_agent_stays_due_and_the_others_are_dreamed(
