@@ -120,6 +120,8 @@ class _Group:
     """One distinct text and every source that repeats it, best-ranked first."""
 
     members: list[SourceText]
+    # The lead's own tokens (input), and with its output line (what placing it costs).
+    input_tokens: int = 0
     cost: int = 0
     chosen: bool = False
 
@@ -179,7 +181,8 @@ class ExtractivePacking:
         group = self.groups[key] = _Group([source])
         self.placed.append(group)
         text = source.content
-        group.cost = self.count_tokens(text) + self.count_tokens(f"{LINE_PREFIX}{text}\n")
+        group.input_tokens = self.count_tokens(text)
+        group.cost = group.input_tokens + self.count_tokens(f"{LINE_PREFIX}{text}\n")
         self.cheapest = group.cost if self.cheapest is None else min(self.cheapest, group.cost)
         if group.cost > self.budget:
             self.oversized += 1
@@ -232,7 +235,7 @@ class ExtractivePacking:
         )
 
     def _exact(self, groups: Sequence[_Group]) -> tuple[int, int]:
-        input_tokens = sum(self.count_tokens(g.lead.content) for g in groups)
+        input_tokens = sum(g.input_tokens for g in groups)
         return input_tokens, self.count_tokens(_render(_chronological(groups)))
 
 

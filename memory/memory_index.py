@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 import rfc8785
-from sqlalchemy import Integer, any_, bindparam, delete, func, insert, select
+from sqlalchemy import Integer, any_, bindparam, delete, func, insert, literal, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -241,15 +241,6 @@ def render_markdown(document: dict[str, Any]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-async def _next_version(connection: AsyncConnection, ref: MemoryRef, path: str) -> int:
-    current = (
-        await connection.execute(
-            select(func.max(W.c.version)).where(scoped(W, ref), W.c.path == path)
-        )
-    ).scalar()
-    return int(current or 0) + 1
-
-
 async def write_workspace_file(
     connection: AsyncConnection,
     ref: MemoryRef,
@@ -258,19 +249,20 @@ async def write_workspace_file(
     now: datetime,
     size_tokens: int,
 ) -> tuple[WrittenFile, PendingEvent]:
-    version = await _next_version(connection, ref, path)
     sha = hashlib.sha256(body).hexdigest()
-    await connection.execute(
-        insert(W).values(
-            tenant=ref.tenant,
-            memory_ref=str(ref),
-            path=path,
-            version=version,
-            body=body,
-            sha256=sha,
-            created_at=now,
-        )
-    )
+    # The next version and the row in one statement (every dream writes two files).
+    next_version = select(
+        literal(ref.tenant, W.c.tenant.type),
+        literal(str(ref), W.c.memory_ref.type),
+        literal(path, W.c.path.type),
+        func.coalesce(func.max(W.c.version), 0) + 1,
+        literal(body, W.c.body.type),
+        literal(sha, W.c.sha256.type),
+        literal(now, W.c.created_at.type),
+    ).where(scoped(W, ref), W.c.path == path)
+    columns = ["tenant", "memory_ref", "path", "version", "body", "sha256", "created_at"]
+    statement = insert(W).from_select(columns, next_version).returning(W.c.version)
+    version = int((await connection.execute(statement)).scalar_one())
     event = PendingEvent(EventType.WORKSPACE_UPDATED, WorkspaceUpdated(path=path, version=version))
     return WrittenFile(path, version, sha, size_tokens), event
 
