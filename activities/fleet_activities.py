@@ -71,18 +71,15 @@ class FleetActivities:
         # A retry resumes after the agents its earlier attempts finished; their results
         # travel in the heartbeat so the batch still reports every agent.
         finished = _resumed(activity.info().heartbeat_details)
+        # Each agent's result is dumped once, not the whole list again at every beat.
+        reported = [_reported(agent) for agent in finished]
         beat = progress()
         refs = request.memory_refs
         try:
             for ref in refs[len(finished) :]:
                 finished.append(await self._dream_one(ref, request))
-                beat.hold(
-                    {
-                        "done": len(finished),
-                        "of": len(refs),
-                        "agents": [a.model_dump(mode="json", by_alias=True) for a in finished],
-                    }
-                )
+                reported.append(_reported(finished[-1]))
+                beat.hold({"done": len(finished), "of": len(refs), "agents": list(reported)})
         finally:
             # Also when the batch fails: the agents it finished are marked dreamed, so
             # their deferred commitments must reach the horizon now.
@@ -164,6 +161,10 @@ class FleetActivities:
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.find_due_refs, self.dream_agents]
+
+
+def _reported(agent: AgentDream) -> dict[str, Any]:
+    return agent.model_dump(mode="json", by_alias=True)
 
 
 def _resumed(details: Any) -> list[AgentDream]:
