@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import ColumnElement, FromClause, Table, and_, bindparam
-from sqlalchemy.sql import operators, visitors
+from sqlalchemy.sql import Insert, operators, visitors
 from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ColumnClause
 from sqlalchemy.sql.selectable import Alias
 
@@ -109,6 +109,13 @@ def unscoped_tables(statement: Any, params: Iterable[str] = ()) -> set[str]:
     scoped_tables: set[Table] = set()
     joined: list[tuple[Table, Table]] = []
     for element in visitors.iterate(statement):
+        if isinstance(element, Insert):
+            # The values written carry the tenant (taken from the parsed ref), the
+            # statement's own or one in a CTE (an upsert claiming event numbers); what
+            # an INSERT ... SELECT reads is checked like any other read.
+            target = _base_table(element.table)
+            if target is not None:
+                scoped_tables.add(target)
         base = _base_table(element)
         if base is not None and is_tenant_carrying(base):
             touched.add(base)
@@ -132,12 +139,6 @@ def unscoped_tables(statement: Any, params: Iterable[str] = ()) -> set[str]:
                     MEMORY_REF,
                 ):
                     joined.append((table, other_table))
-    if statement.is_insert:
-        # The values written carry the tenant (taken from the parsed ref); what an
-        # INSERT ... SELECT reads is checked like any other read above.
-        target = _base_table(statement.table)
-        if target is not None:
-            scoped_tables.add(target)
     changed = True
     while changed:
         changed = False

@@ -16,4 +16,9 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 
 def texts(name: str, values: Sequence[str]) -> BindParameter[Any]:
+    return nullable_texts(name, values)
+
+
+def nullable_texts(name: str, values: Sequence[str | None]) -> BindParameter[Any]:
+    """A text[] whose elements may be NULL (unnest gives them back as NULL)."""
     return bindparam(name, list(values), type_=ARRAY(Text))

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Table, select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import operators, visitors
 from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ColumnClause
@@ -57,6 +57,12 @@ def test_the_check_sees_an_unscoped_statement() -> None:
         "memory_entries",
         "memory_lineage",
     }
+    # An insert in a CTE writes its tenant like any insert; a read beside it does not.
+    H = tables.ref_heads
+    claimed = insert(H).values(memory_ref=SENTINEL_REF, tenant=SENTINEL_TENANT, last_seq=1)
+    claimed_cte = claimed.returning(H.c.last_seq).cte("claimed")
+    assert unscoped_tables(select(claimed_cte.c.last_seq)) == set()
+    assert unscoped_tables(select(claimed_cte.c.last_seq, E.c.id)) == {"memory_entries"}
 
 
 def _scope_binds(statement: Any) -> list[tuple[str, object]]:
