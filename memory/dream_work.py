@@ -74,5 +74,6 @@ class DreamWork:
         statement = (
             update(C).where(scoped(C, ref), C.c.dreamed_seq < work_seq).values(dreamed_seq=work_seq)
         )
-        async with self.db.writing() as connection:
+        # memory_ref_changes has no trigger: the maintenance setting is not needed.
+        async with self.db.writing_one_statement() as connection:
             await connection.execute(statement)

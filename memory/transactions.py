@@ -48,6 +48,12 @@ class Database:
         (returned as is: the hottest path of the store, a get, pays no wrapper)."""
         return self._autocommit.connect()
 
+    def writing_one_statement(self) -> AsyncConnection:
+        """The same autocommit connection for a write that is a single statement (atomic
+        on its own, and no trigger it fires needs a transaction-local setting): it
+        skips the BEGIN and COMMIT round trips ``writing()`` adds."""
+        return self._autocommit.connect()
+
     def driver(self) -> DriverConnection:
         """The hottest reads' connection: statements compiled once, run on the pooled
         asyncpg connection (memory/prepared.py), autocommit as ``reading()`` is."""
