@@ -13,7 +13,6 @@ import subprocess
 from typing import Any
 
 import yaml
-from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -23,6 +22,7 @@ from memory.vault import StaticSecretVault
 from runtime import settings
 from runtime.binaries import temporal_cli
 from tests.support.docs_blocks import ROOT, block_commands, doc
+from tests.support.worker_clients import clients_with_identities
 from worker import build_worker
 
 SCALE_OUT = doc("scale-out")
@@ -55,16 +55,7 @@ async def _workers_polling(
 ) -> list[Worker]:
     """Two workers of the product, each with its own client and identity, like two
     containers of the compose `worker` service."""
-    address = temporal_env.client.service_client.config.target_host
-    clients = [
-        await Client.connect(
-            address,
-            namespace=temporal_env.client.namespace,
-            data_converter=temporal_env.client.data_converter,
-            identity=identity,
-        )
-        for identity in IDENTITIES
-    ]
+    clients = await clients_with_identities(temporal_env, IDENTITIES)
     return [
         build_worker(client, settings.Settings(), store, StaticSecretVault({}))
         for client in clients

@@ -20,6 +20,7 @@ from runtime.settings import Settings
 from schemas.fleet import FleetDreamInput, FleetDreamResult
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note, unique_ref
+from tests.support.worker_clients import clients_with_identities
 from worker import build_worker
 from workflows.fleet_dream import FleetDreamWorkflow
 
@@ -29,6 +30,19 @@ REMINDER = "Remind me on Friday at 9am to send the invoice to the client."
 async def _seed(store: PostgresMemoryStore, ref: str, n: int = 12) -> None:
     texts = [f"Observation {i}: the client prefers invoices by email." for i in range(n)]
     await store.put_many(ref, [note(text, "billing") for text in texts] + [note(REMINDER)])
+
+
+async def _seeded_tenant(store: PostgresMemoryStore, agents: int, notes: int) -> list[str]:
+    """``agents`` memoryRefs of a tenant of their own, each with ``notes`` notes."""
+    tenant = f"t{uuid.uuid4().hex[:8]}"
+    refs = [unique_ref(tenant, f"agent-{i:02d}") for i in range(agents)]
+    for ref in refs:
+        await _seed(store, ref, n=notes)
+    return refs
+
+
+def _tenant(refs: list[str]) -> str:
+    return parse_memory_ref(refs[0]).tenant
 
 
 async def _fleet(
@@ -41,6 +55,17 @@ async def _fleet(
         task_queue=task_queue,
     )
     return await handle.result(), handle
+
+
+async def _paged_fleet(
+    client: Client, task_queue: str, store: PostgresMemoryStore, agents: int
+) -> tuple[list[str], FleetDreamResult, WorkflowHandle[FleetDreamWorkflow, FleetDreamResult]]:
+    """``agents`` agents of a fresh tenant dreamed in pages of 2, one agent a batch, two
+    batches in flight."""
+    refs = await _seeded_tenant(store, agents=agents, notes=3)
+    options = {"pageSize": 2, "batchSize": 1, "concurrency": 2}
+    result, handle = await _fleet(client, task_queue, tenant=_tenant(refs), **options)
+    return refs, result, handle
 
 
 async def _dreamed_batches(handle: WorkflowHandle[FleetDreamWorkflow, FleetDreamResult]) -> int:
@@ -120,14 +145,8 @@ async def test_a_tenant_run_leaves_other_tenants_alone(
 async def test_pages_and_continue_as_new_cover_every_agent_once(
     temporal_env: WorkflowEnvironment, fleet_queue: str, store: PostgresMemoryStore
 ) -> None:
-    tenant = f"t{uuid.uuid4().hex[:8]}"
-    refs = [unique_ref(tenant, f"agent-{i:02d}") for i in range(13)]
-    for ref in refs:
-        await _seed(store, ref, n=3)
     # Pages of 2 refs, 5 pages a run: the 13 agents take two continued runs.
-    result, handle = await _fleet(
-        temporal_env.client, fleet_queue, tenant=tenant, pageSize=2, batchSize=1, concurrency=2
-    )
+    refs, result, handle = await _paged_fleet(temporal_env.client, fleet_queue, store, 13)
     assert result.progress.dreamed == 13 and result.progress.pages == 7
     assert [await _distilled_count(store, ref) for ref in refs] == [1] * 13
     latest = await temporal_env.client.get_workflow_handle(handle.id).describe()
@@ -140,13 +159,7 @@ async def test_the_next_page_is_read_while_the_last_batches_still_run(
     """No page boundary leaves slots idle: once every batch of a page holds a slot, the
     next page is read, before those batches end (a barrier per page left up to a round
     of slots idle waiting for the slowest batch)."""
-    tenant = f"t{uuid.uuid4().hex[:8]}"
-    refs = [unique_ref(tenant, f"agent-{i}") for i in range(5)]
-    for ref in refs:
-        await _seed(store, ref, n=3)
-    result, handle = await _fleet(
-        temporal_env.client, fleet_queue, tenant=tenant, pageSize=2, batchSize=1, concurrency=2
-    )
+    refs, result, handle = await _paged_fleet(temporal_env.client, fleet_queue, store, 5)
     assert result.progress.dreamed == 5 and result.progress.pages == 3
     open_batches: set[int] = set()
     open_at_page_reads: list[int] = []
@@ -172,25 +185,14 @@ async def test_batches_spread_over_every_worker_of_the_queue(
     could reach the other worker any other way)."""
     task_queue = f"fleet-{uuid.uuid4().hex[:8]}"
     settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
-    target = temporal_env.client.service_client.config.target_host
-    clients = [
-        await Client.connect(
-            target,
-            namespace=temporal_env.client.namespace,
-            data_converter=temporal_env.client.data_converter,
-            identity=f"fleet-worker-{name}",
-        )
-        for name in ("a", "b")
-    ]
-    tenant = f"t{uuid.uuid4().hex[:8]}"
-    for i in range(12):
-        await _seed(store, unique_ref(tenant, f"agent-{i:02d}"), n=2)
+    clients = await clients_with_identities(temporal_env, ("fleet-worker-a", "fleet-worker-b"))
+    refs = await _seeded_tenant(store, agents=12, notes=2)
     async with (
         build_worker(clients[0], settings, store, StaticSecretVault({})),
         build_worker(clients[1], settings, store, StaticSecretVault({})),
     ):
         result, handle = await _fleet(
-            clients[0], task_queue, tenant=tenant, batchSize=1, concurrency=1
+            clients[0], task_queue, tenant=_tenant(refs), batchSize=1, concurrency=1
         )
     assert result.progress.dreamed == 12
     ran_on: set[str] = set()
