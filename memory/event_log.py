@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory import tables
 from memory.intent_links import IntentLinks, intent_id_column
 from memory.scope import scoped, tenant_scoped
-from memory.sql_arrays import nullable_texts, texts
+from memory.sql_arrays import texts
 from schemas.base import WireModel
 from schemas.events import EventRecord, EventType, MemoryLifecycle
 from schemas.memory_entry import Tier
@@ -98,8 +98,8 @@ async def append_events(
         func.unnest(
             texts("event_types", [event.type.value for event in pending]),
             texts("event_payloads", [json.dumps(event.payload.to_wire()) for event in pending]),
-            nullable_texts("event_dedupe_keys", [event.dedupe_key for event in pending]),
-            nullable_texts("event_intents", [event.intent for event in pending]),
+            texts("event_dedupe_keys", [event.dedupe_key for event in pending]),
+            texts("event_intents", [event.intent for event in pending]),
         )
         .table_valued("type", "payload", "dedupe_key", "intent", with_ordinality="position")
         .render_derived()

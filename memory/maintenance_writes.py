@@ -22,9 +22,10 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from memory.transactions import begins_a_transaction
+
 MAINTENANCE_SETTING = "agent_memory.maintenance"
 _DECLARE = f"SELECT set_config('{MAINTENANCE_SETTING}', 'on', true)"
-AUTOCOMMIT = "AUTOCOMMIT"
 
 _active: ContextVar[bool] = ContextVar("maintenance_writes", default=False)
 
@@ -43,7 +44,7 @@ def maintenance_writes() -> Iterator[None]:
 def _declare_if_maintenance(connection: Any) -> None:
     # An autocommit connection (Database.reading()) begins no transaction on the server,
     # so the transaction-local setting would last one statement: its reads write nothing.
-    if _active.get() and connection.get_execution_options().get("isolation_level") != AUTOCOMMIT:
+    if _active.get() and begins_a_transaction(connection):
         connection.exec_driver_sql(_DECLARE)
 
 

@@ -15,10 +15,6 @@ from sqlalchemy import BindParameter, Text, bindparam
 from sqlalchemy.dialects.postgresql import ARRAY
 
 
-def texts(name: str, values: Sequence[str]) -> BindParameter[Any]:
-    return nullable_texts(name, values)
-
-
-def nullable_texts(name: str, values: Sequence[str | None]) -> BindParameter[Any]:
-    """A text[] whose elements may be NULL (unnest gives them back as NULL)."""
+def texts(name: str, values: Sequence[str | None]) -> BindParameter[Any]:
+    """A None element binds as NULL (unnest gives it back as NULL)."""
     return bindparam(name, list(values), type_=ARRAY(Text))

@@ -14,12 +14,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from memory.intent_links import IntentLinks
 from memory.prepared import DriverConnection
 from schemas.base import floor_ms
+
+AUTOCOMMIT = "AUTOCOMMIT"
+
+
+def begins_a_transaction(connection: Any) -> bool:
+    """Whether a (sync) connection's begin opens a transaction on the server: not on the
+    autocommit connection ``reading()`` hands out, where each statement commits alone."""
+    return bool(connection.get_execution_options().get("isolation_level") != AUTOCOMMIT)
 
 
 def utc_now() -> datetime:
@@ -38,7 +47,7 @@ class Database:
         self.intent_links = intent_links or IntentLinks()
         # Single-statement reads (and the get-with-touch pair, atomic enough on its own)
         # skip the BEGIN/COMMIT round trips a transaction would add.
-        self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        self._autocommit = engine.execution_options(isolation_level=AUTOCOMMIT)
 
     def now(self) -> datetime:
         return self.clock()

@@ -26,6 +26,8 @@ from schemas.memory_ref import MemoryRef
 from schemas.workflow_io import GarbageReport
 
 E = tables.entries
+A = tables.archives
+S = tables.snapshots
 # A snapshot only has to outlive the run that took it (and its retries).
 SNAPSHOT_RETENTION = timedelta(days=1)
 
@@ -79,19 +81,13 @@ class Retention:
             expired_entries = expired.entries + await self.gc_expired(ref)
         expired_archives = old_snapshots = 0
         if due.archives or due.snapshots:
-            archives, snapshots = tables.archives, tables.snapshots
             async with self.db.writing() as connection:
                 expired_archives = (
-                    await connection.execute(
-                        delete(archives).where(scoped(archives, ref), archives.c.expires_at <= now)
-                    )
+                    await connection.execute(delete(A).where(scoped(A, ref), A.c.expires_at <= now))
                 ).rowcount
                 old_snapshots = (
                     await connection.execute(
-                        delete(snapshots).where(
-                            scoped(snapshots, ref),
-                            snapshots.c.created_at <= now - SNAPSHOT_RETENTION,
-                        )
+                        delete(S).where(scoped(S, ref), S.c.created_at <= now - SNAPSHOT_RETENTION)
                     )
                 ).rowcount
         return GarbageReport(
@@ -104,13 +100,10 @@ class Retention:
         """Whether anything of the ref has expired, in one read: most nights nothing has,
         and a dream then opens no transaction for its garbage (three, with their locks
         and settings, when it did)."""
-        archives, snapshots = tables.archives, tables.snapshots
         statement = select(
             exists().where(scoped(E, ref), E.c.expires_at <= now),
-            exists().where(scoped(archives, ref), archives.c.expires_at <= now),
-            exists().where(
-                scoped(snapshots, ref), snapshots.c.created_at <= now - SNAPSHOT_RETENTION
-            ),
+            exists().where(scoped(A, ref), A.c.expires_at <= now),
+            exists().where(scoped(S, ref), S.c.created_at <= now - SNAPSHOT_RETENTION),
         )
         async with self.db.reading() as connection:
             entries, archived, snapshotted = (await connection.execute(statement)).one()

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory import tables
 from memory.store import PostgresMemoryStore
+from memory.transactions import begins_a_transaction
 from schemas.errors import InvalidInput
 from schemas.memory_entry import MemoryListOptions, MemoryQuery
 from tests.support.factories import note, unique_ref
@@ -114,7 +115,7 @@ async def test_collecting_garbage_with_nothing_expired_writes_nothing(engine: As
     transactions: list[object] = []
 
     def count_transaction(connection: Any) -> None:
-        if connection.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+        if begins_a_transaction(connection):
             transactions.append(connection)
 
     event.listen(engine.sync_engine, "begin", count_transaction)
