@@ -17,6 +17,8 @@ import signal
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
+from pydantic import ValidationError
+from starlette.applications import Starlette
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -35,7 +37,11 @@ from memory.vault import SecretVault, vault_from_settings
 from runtime.change_listener import ChangeListener
 from runtime.client import connect_when_ready
 from runtime.converter import payload_codec_for
+from runtime.health import WorkerReadiness, health_routes
+from runtime.http_serving import serving
 from runtime.intent_link_keys import intent_links_for
+from runtime.metrics import MetricsExporter
+from runtime.probe import HostProbe
 from runtime.settings import Settings
 from runtime.workflow_ids import workflow_ids_for
 from runtime.workflow_input import WorkflowInputInterceptor
@@ -144,15 +150,48 @@ STARTUP_PATIENCE_SECONDS = 300.0
 async def run_worker(
     settings: Settings, stop: asyncio.Event, *, patience: float = STARTUP_PATIENCE_SECONDS
 ) -> None:
+    """The worker, and with AGENT_MEMORY_WORKER_HTTP_ADDRESS its /healthz, /readyz and
+    /metrics from the first moment (ready once it polls; runtime/health.py)."""
+    ready = WorkerReadiness()
+    metrics = MetricsExporter.start(process="worker") if settings.worker_http_address else None
+    async with health_endpoint(settings, ready, metrics):
+        await _run_worker(settings, stop, patience, ready, metrics)
+
+
+@contextlib.asynccontextmanager
+async def health_endpoint(
+    settings: Settings, ready: WorkerReadiness, metrics: MetricsExporter | None
+) -> AsyncIterator[None]:
+    address = settings.worker_http_host_port
+    if address is None:
+        yield
+        return
+    app = Starlette(routes=health_routes(ready, metrics))
+    async with serving(app, *address, setting="AGENT_MEMORY_WORKER_HTTP_ADDRESS"):
+        yield
+
+
+async def _run_worker(
+    settings: Settings,
+    stop: asyncio.Event,
+    patience: float,
+    ready: WorkerReadiness,
+    metrics: MetricsExporter | None,
+) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + patience
     delay = 0.25
+    runtime = metrics.runtime if metrics else None
     while not stop.is_set():
         polling = False
         try:
-            client = await connect_when_ready(settings, seconds=max(deadline - loop.time(), 1))
+            client = await connect_when_ready(
+                settings, seconds=max(deadline - loop.time(), 1), runtime=runtime
+            )
             async with open_store(settings) as store, serving_worker(client, settings, store):
                 polling = True
+                ready.probe = _own_probe(store, client, settings)
+                ready.polling = True
                 # Logged once the worker has started (validated against the server and
                 # polling), so a supervisor or test that waits for this line and then
                 # stops the worker never stops one that is still starting.
@@ -166,6 +205,7 @@ async def run_worker(
         except ValueError:
             raise
         except Exception as error:
+            ready.polling = False
             # The SDK's own validation can still refuse in the moment after ours.
             refused = str(error).startswith("Worker validation failed")
             if (polling and not refused) or loop.time() + delay > deadline:
@@ -175,12 +215,29 @@ async def run_worker(
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
             delay = min(delay * 2, 5.0)
+    ready.polling = False
     log.info("worker stopped")
+
+
+def _own_probe(store: PostgresMemoryStore, client: Client, settings: Settings) -> HostProbe:
+    async def temporal() -> Client:
+        return client
+
+    return HostProbe(
+        store, temporal, namespace=settings.temporal_namespace, task_queue=settings.task_queue
+    )
 
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as error:
+        # One line per setting, naming the variable and what it must be.
+        for problem in error.errors():
+            name = ".".join(str(part) for part in problem["loc"])
+            log.error("%s: %s", name, problem["msg"].removeprefix("Value error, "))
+        raise SystemExit(2) from None
     stop = asyncio.Event()
 
     async def runner() -> None:

@@ -40,6 +40,7 @@ from activities.heartbeat import progress
 from memory.commitments.records import UnarmedCommitment
 from memory.commitments.store import CommitmentStore
 from memory.maintenance_writes import maintenance_writes
+from runtime.product_metrics import ProductMetrics
 from runtime.search_attributes import attributes_of
 from runtime.workflow_ids import PLAIN, WorkflowIds
 from schemas.commitments import (
@@ -132,6 +133,7 @@ class CommitmentActivities:
         deferred, next_deferred_at = await self.commitments.deferred(ref, horizon_end)
         if next_deferred_at is not None and not request.from_horizon:
             await self._hand_to_horizon(ref, next_deferred_at)
+        ProductMetrics.in_activity().armed(tally.started)
         return ArmReport(
             memory_ref=str(ref),
             started=tally.started,
@@ -154,6 +156,7 @@ class CommitmentActivities:
                 tally.refs += 1
             after = refs[-1]
         deferred, next_deferred_at = await self.commitments.deferred(None, horizon_end)
+        ProductMetrics.in_activity().armed(tally.started)
         return ArmDeferredReport(
             memory_refs=tally.refs,
             started=tally.started,
@@ -288,7 +291,9 @@ class CommitmentActivities:
     @activity.defn(name=FIRE_COMMITMENT.name)
     @content_free
     async def fire_commitment(self, request: FireCommitmentRequest) -> FireOutcome:
-        return await self.commitments.fire(request)
+        outcome = await self.commitments.fire(request)
+        ProductMetrics.in_activity().fired(outcome, request.fired_at - request.due_at)
+        return outcome
 
     @activity.defn(name=EVALUATE_PREDICATE.name)
     @content_free

@@ -38,10 +38,18 @@ from activities.heartbeat import progress
 from activities.memory_activities import MemoryActivities
 from memory.dream_work import DreamWork
 from memory.maintenance_writes import maintenance_writes
+from runtime.product_metrics import DreamOutcome, ProductMetrics
 from schemas.commitments import ArmCommitmentsRequest, InferCommitmentsRequest
 from schemas.consolidation import ConsolidateMemoryRequest
 from schemas.errors import ErrorCode
-from schemas.fleet import AgentDream, DreamAgentsRequest, DreamAgentsResult, DueRefs, DueRefsRequest
+from schemas.fleet import (
+    AgentDream,
+    AgentStatus,
+    DreamAgentsRequest,
+    DreamAgentsResult,
+    DueRefs,
+    DueRefsRequest,
+)
 from schemas.memory_ref import MemoryRef
 from schemas.workflow_io import DistillMemoryRequest, IndexRequest
 
@@ -145,9 +153,11 @@ class FleetActivities:
             more_left = distilled is not None and distilled.deferred_count > 0
             if not failed and not more_left:
                 await self.work.mark_dreamed(ref, work_seq)
+        status: AgentStatus = "failed" if failed else "more-left" if more_left else "dreamed"
+        ProductMetrics.in_activity().dream("fleet", _DREAM_OUTCOMES[status])
         return AgentDream(
             memory_ref=str(ref),
-            status="failed" if failed else "more-left" if more_left else "dreamed",
+            status=status,
             sources=distilled.source_count if distilled else 0,
             tokens_used=distilled.tokens_used if distilled else 0,
             merged=consolidated.merged_count if consolidated else 0,
@@ -161,6 +171,14 @@ class FleetActivities:
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.find_due_refs, self.dream_agents]
+
+
+# An agent's status in the batch's result, as the dreams series names its outcome.
+_DREAM_OUTCOMES: dict[AgentStatus, DreamOutcome] = {
+    "dreamed": "completed",
+    "more-left": "more-left",
+    "failed": "failed",
+}
 
 
 def _reported(agent: AgentDream) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from memory.distiller import Distiller
 from memory.maintenance_writes import maintenance_writes
 from memory.redaction import MemorySecretRegistry
 from memory.vault import SecretVault, registry_for_tenant
+from runtime.product_metrics import ProductMetrics
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.errors import InvalidInput
 from schemas.snapshot import SnapshotInfo
@@ -64,9 +65,11 @@ class MemoryActivities:
             self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
         )
         with maintenance_writes():
-            return await self.store.distill(
+            result = await self.store.distill(
                 request, secrets=secrets, distiller=self.distiller, progress=progress()
             )
+        ProductMetrics.in_activity().distillation(result)
+        return result
 
     @activity.defn(name=LEGACY_DISTILL.name)
     @content_free
@@ -91,7 +94,9 @@ class MemoryActivities:
             self.vault, request.memory_ref.tenant, info.workflow_run_id or info.activity_id
         )
         with maintenance_writes():
-            return await self.store.consolidate(request, secrets=secrets, progress=progress())
+            result = await self.store.consolidate(request, secrets=secrets, progress=progress())
+        ProductMetrics.in_activity().consolidation(result)
+        return result
 
     @activity.defn(name=CREATE_SNAPSHOT.name)
     @content_free
@@ -117,7 +122,9 @@ class MemoryActivities:
         except InvalidInput as error:
             activity.logger.warning("secrets vault refused for garbage collection: %s", error.code)
         with maintenance_writes():
-            return await self.store.collect_garbage(request.memory_ref, secrets=secrets)
+            report = await self.store.collect_garbage(request.memory_ref, secrets=secrets)
+        ProductMetrics.in_activity().erased(report.expired_entries, reason="ttl")
+        return report
 
     @activity.defn(name=LOAD_MEMORY_INDEX.name)
     @content_free

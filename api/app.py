@@ -4,14 +4,18 @@ tests and the benchmark all run the same app."""
 from __future__ import annotations
 
 from fastapi import FastAPI
+from temporalio.common import MetricMeter
 
 from api import openwop_routes
 from api.auth import _KeyCache
 from api.body_limit import MAX_BODY_BYTES, BodyLimit
 from api.codec_server import codec_app
 from api.errors import install_error_handlers
+from api.request_metrics import RequestMetrics
 from api.services import ApiServices
 from api.wire_version import WireVersion
+from runtime.health import health_routes, probed
+from runtime.product_metrics import ProductMetrics
 
 DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
 
@@ -26,6 +30,8 @@ DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
 
 * The Temporal codec server (encrypted payloads) under `/codec/`: `POST /codec/decode`,
   `POST /codec/encode`.
+* Operations (no key): `GET /healthz` (alive), `GET /readyz` (database, Temporal and a
+  worker reachable: 200 or 503 with each check), `GET /metrics` (Prometheus text).
 
 Every route but discovery needs an API key (`X-API-Key` or `Authorization: Bearer`);
 a key belongs to one tenant and reaches only that tenant's memoryRefs. Errors are
@@ -71,6 +77,8 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     app.include_router(seams.router, prefix="/conformance/seams/sample")
     app.include_router(compaction_seam.router)
     app.include_router(commitment_routes.router)
+    # Probes and scrapers carry no API key (runtime/health.py).
+    app.router.routes.extend(health_routes(probed(api.probe), api.metrics))
     app.mount("/codec", codec_app(api, app.state.key_cache))
     # In front of the router, inside every middleware and exception handler: the
     # session-start read of one entry, without FastAPI's routing and dependency cost.
@@ -78,6 +86,9 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
         app.router.middleware_stack, api, app.state.key_cache
     )
     app.add_middleware(BodyLimit, limit=max_body_bytes)
-    # Outermost: a request's major is settled before anything answers it.
+    # A request's major is settled before anything answers it.
     app.add_middleware(WireVersion)
+    # Outermost: a request's time covers every middleware and error handler.
+    meter = api.metrics.meter if api.metrics else MetricMeter.noop
+    app.add_middleware(RequestMetrics, metrics=ProductMetrics(meter))
     return app

@@ -1,10 +1,10 @@
 """The discovery document and the reconciled memory model (RFC 0080 §A), computed from
-the live state (api/probe.py) and the host's real limits."""
+the live state (runtime/probe.py) and the host's real limits."""
 
 from __future__ import annotations
 
-from api.probe import LiveState
 from api.wire_version import PREFERRED_VERSION, PROTOCOL_VERSIONS
+from runtime.probe import LiveState
 from schemas.capabilities import (
     ARCHIVE_RETENTION_ISO,
     MAX_TOKEN_BUDGET,

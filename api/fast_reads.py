@@ -30,10 +30,13 @@ from api.auth import _KeyCache, _presented_key
 from api.errors import ApiError, not_found
 from api.openintent_models import MemoryEntryOut, entry_out
 from api.openintent_routes import addressed_agent
+from api.request_metrics import ROUTE_TEMPLATE
 from api.services import ApiServices
 from schemas.errors import MemoryError_
 
 ENTRY_PATH = "/api/v1/memory/"
+# The template of the route this answers for (api/openintent_routes.py).
+ENTRY_ROUTE = ENTRY_PATH + "{entry_id}"
 # GET routes under ENTRY_PATH that are not an entry (api/openintent_routes.py).
 _NOT_ENTRIES = frozenset({"events"})
 # What the route's response_model serialises with (FastAPI's default: by alias).
@@ -55,6 +58,7 @@ class FastEntryReads:
             if entry_id and "/" not in entry_id and entry_id not in _NOT_ENTRIES:
                 response = await self._answer(scope, entry_id)
                 if response is not None:
+                    scope[ROUTE_TEMPLATE] = ENTRY_ROUTE
                     await response(scope, receive, send)
                     return
         await self.router(scope, receive, send)

@@ -11,9 +11,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-import uvicorn
-from fastapi import FastAPI
-
 from api.app import create_app
 from api.services import ApiServices, once
 from memory.database import create_engine, database_url_from_env, migrate
@@ -21,6 +18,8 @@ from memory.embeddings.vector_index import prepare_vectors
 from memory.vault import vault_from_settings
 from runtime.client import connect
 from runtime.converter import payload_codec_for
+from runtime.http_serving import uvicorn_server
+from runtime.metrics import MetricsExporter
 from runtime.settings import Settings
 
 log = logging.getLogger("agent_memory.api")
@@ -32,12 +31,14 @@ async def open_services(settings: Settings) -> AsyncIterator[ApiServices]:
     # failing its first workflow start or codec request.
     payload_codec_for(settings)
     engine = create_engine(settings.database_url or database_url_from_env())
+    metrics = MetricsExporter.start(process="api")
     try:
         services = ApiServices.build(
             settings,
             engine,
             vault_from_settings(settings.secrets_file),
-            once(lambda: connect(settings, lazy=True)),
+            once(lambda: connect(settings, lazy=True, runtime=metrics.runtime)),
+            metrics=metrics,
         )
         try:
             await migrate(engine)
@@ -47,13 +48,6 @@ async def open_services(settings: Settings) -> AsyncIterator[ApiServices]:
         yield services
     finally:
         await engine.dispose()
-
-
-def uvicorn_server(app: FastAPI, host: str, port: int) -> uvicorn.Server:
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="off", access_log=False
-    )
-    return uvicorn.Server(config)
 
 
 async def serve(settings: Settings) -> None:

@@ -10,13 +10,14 @@ from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
-from api.probe import HostProbe
 from api.secrets_cache import TenantRegistries
 from memory.agent_manifests import AgentManifestStore, KnownAgent
 from memory.api_keys import ApiKeyStore
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault
 from runtime.intent_link_keys import intent_links_for
+from runtime.metrics import MetricsExporter
+from runtime.probe import HostProbe
 from runtime.settings import Settings
 
 
@@ -33,6 +34,9 @@ class ApiServices:
     registries: TenantRegistries
     # Each tenant's last inventory read, served while the database is away.
     last_inventory: dict[str, list[KnownAgent]] = field(default_factory=dict)
+    # The process's metrics (its Temporal client runs on this runtime); None: /metrics
+    # answers 404 and nothing is recorded.
+    metrics: MetricsExporter | None = None
 
     @classmethod
     def build(
@@ -42,6 +46,7 @@ class ApiServices:
         vault: SecretVault,
         temporal: Callable[[], Awaitable[Client]],
         store: PostgresMemoryStore | None = None,
+        metrics: MetricsExporter | None = None,
     ) -> ApiServices:
         store = store or PostgresMemoryStore(engine, intent_links=intent_links_for(settings))
         return cls(
@@ -59,6 +64,7 @@ class ApiServices:
             ),
             temporal=temporal,
             registries=TenantRegistries(vault),
+            metrics=metrics,
         )
 
 

@@ -78,7 +78,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from api.discovery import discovery_document
 from api.openintent_models import canonical_value
-from api.probe import HostProbe
 from benchmarks.adapter_bench import memory_tags, memory_text, percentile, server_info
 from benchmarks.common import bench_server, fresh_database
 from benchmarks.http_load import RawHttpClient
@@ -86,6 +85,7 @@ from benchmarks.http_server import HOST, temporal_unavailable
 from memory.api_keys import ApiKeyStore
 from memory.database import create_engine, migrate
 from memory.store import PostgresMemoryStore
+from runtime.probe import HostProbe
 from runtime.settings import Settings
 from schemas.errors import VersionConflict
 from schemas.memory_entry import EntryChanges, MemoryQuery, NewMemoryEntry, Tier

@@ -17,10 +17,10 @@ import asyncio
 from temporalio.client import Client
 
 from api.app import create_app
-from api.serve import uvicorn_server
 from api.services import ApiServices
 from memory.database import create_engine, database_url_from_env
 from memory.vault import vault_from_settings
+from runtime.http_serving import uvicorn_server
 from runtime.settings import Settings
 
 HOST = "127.0.0.1"

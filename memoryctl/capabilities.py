@@ -1,5 +1,5 @@
 """memoryctl capabilities: the openwop discovery document, computed from the live state
-by the code the HTTP API serves it with (api/probe.py, api/discovery.py). One top-level
+by the code the HTTP API serves it with (runtime/probe.py, api/discovery.py). One top-level
 command, no group.
 
     memoryctl capabilities [--json]
@@ -60,9 +60,9 @@ def _status_line(name: str, component: ComponentStatus) -> str:
 
 async def _discover() -> DiscoveryDocument:
     from api.discovery import discovery_document
-    from api.probe import HostProbe
     from memory.store import StoreLimits
     from runtime.client import connect
+    from runtime.probe import HostProbe
     from runtime.settings import Settings
 
     settings = Settings()

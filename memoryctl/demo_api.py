@@ -4,7 +4,6 @@ through real HTTP, and the curl lines a user runs next."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shlex
@@ -17,11 +16,12 @@ from rich.console import Console
 from temporalio.client import Client
 
 from api.app import create_app
-from api.serve import uvicorn_server
 from api.services import ApiServices
 from memory.api_keys import ApiKeyStore
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault
+from runtime.http_serving import serving
+from runtime.metrics import MetricsExporter
 from runtime.settings import Settings
 from schemas.memory_ref import parse_memory_ref
 
@@ -58,24 +58,18 @@ async def serving_api(
     vault: SecretVault,
     state_dir: Path,
     tenant: str,
+    metrics: MetricsExporter | None = None,
 ) -> AsyncIterator[DemoApi]:
     async def temporal() -> Client:
         return client
 
-    services = ApiServices.build(settings, store.engine, vault, temporal, store=store)
+    services = ApiServices.build(
+        settings, store.engine, vault, temporal, store=store, metrics=metrics
+    )
     key_file, key = await demo_key(services.keys, state_dir, tenant)
-    server = uvicorn_server(create_app(services), settings.api_host, settings.api_port)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()  # the port was taken: uvicorn's error is raised here
-            raise RuntimeError(f"the API could not listen on port {settings.api_port}")
-        await asyncio.sleep(0.05)
-    try:
+    app = create_app(services)
+    async with serving(app, settings.api_host, settings.api_port, setting="--api-port"):
         yield DemoApi(f"http://{settings.api_host}:{settings.api_port}", key_file, key)
-    finally:
-        server.should_exit = True
-        await task
 
 
 async def check_and_show(api: DemoApi, memory_ref: str, console: Console) -> None:
@@ -83,6 +77,8 @@ async def check_and_show(api: DemoApi, memory_ref: str, console: Console) -> Non
     agent = parse_memory_ref(memory_ref).agent
     async with httpx.AsyncClient(base_url=api.url, timeout=30) as http:
         discovery = (await http.get("/.well-known/openwop")).raise_for_status().json()
+        ready = (await http.get("/readyz")).raise_for_status().json()
+        metrics = (await http.get("/metrics")).raise_for_status().text
         listed = (
             (
                 await http.get(
@@ -102,6 +98,15 @@ async def check_and_show(api: DemoApi, memory_ref: str, console: Console) -> Non
         soft_wrap=True,
         markup=False,
     )
+    series = sorted({line.split("{")[0] for line in metrics.splitlines() if line[:1].isalpha()})
+    console.print(
+        f"Health: {api.url}/readyz says {ready['status']}; {api.url}/metrics exports "
+        f"{sum(name.startswith('agent_memory_') for name in series)} product and "
+        f"{sum(name.startswith('temporal_') for name in series)} Temporal SDK series "
+        "(docs/operations.md#health-readiness-and-metrics)",
+        soft_wrap=True,
+        markup=False,
+    )
     key_path = shlex.quote(str(api.key_file))
     console.print(
         "Try it (the key for tenant 'acme' is in the state dir; more in docs/http-api.md):",
@@ -110,6 +115,7 @@ async def check_and_show(api: DemoApi, memory_ref: str, console: Console) -> Non
     for line in (
         f"export AGENT_MEMORY_API={api.url} AGENT_MEMORY_KEY=$(cat {key_path})",
         'curl -sf "$AGENT_MEMORY_API/.well-known/openwop"',
+        'curl -sf "$AGENT_MEMORY_API/metrics" | grep "^agent_memory_dreams"',
         f'curl -sf "$AGENT_MEMORY_API/api/v1/agents/{agent}/memory?limit=3" '
         '-H "X-API-Key: $AGENT_MEMORY_KEY"',
     ):

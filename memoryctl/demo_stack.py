@@ -32,6 +32,7 @@ from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
 from runtime.binaries import temporal_cli
 from runtime.client import connect_when_ready
 from runtime.intent_link_keys import intent_links_for
+from runtime.metrics import MetricsExporter
 from runtime.settings import DEFAULT_TASK_QUEUE, Settings
 from runtime.workflow_ids import workflow_ids_for
 from schemas.memory_ref import parse_memory_ref
@@ -252,13 +253,18 @@ async def run_demo(options: DemoOptions) -> int:
             )
             # An open port is not a ready server: a dev server reopening yesterday's
             # database answers "Frontend is not healthy yet" for a while (seen under load).
-            client = await connect_when_ready(settings, seconds=60)
+            # One metrics runtime for the worker's client and the API: the API's /metrics
+            # shows the SDK's series and every product series of the quick start.
+            metrics = MetricsExporter.start(process="quickstart")
+            client = await connect_when_ready(settings, seconds=60, runtime=metrics.runtime)
             console.print(
                 f"PostgreSQL 18 (embedded) and Temporal dev server at {dev.address} are up"
             )
             file_vault = FileSecretVault(secrets_path)
             worker = serving_worker(client, settings, store, file_vault)
-            api = serving_api(settings, store, client, file_vault, state_dir, TENANTS[0].tenant)
+            api = serving_api(
+                settings, store, client, file_vault, state_dir, TENANTS[0].tenant, metrics
+            )
             async with worker, api as http_api:
                 runs_so_far = await _demo_run_number(state_dir)
                 written = await seed_demo_memory(store, vault, runs_so_far)

@@ -6,14 +6,18 @@ import asyncio
 import logging
 
 from temporalio.client import Client
+from temporalio.runtime import Runtime
 
 from runtime.converter import data_converter_for
 from runtime.settings import Settings
 
 
-async def connect(settings: Settings | None = None, *, lazy: bool = False) -> Client:
+async def connect(
+    settings: Settings | None = None, *, lazy: bool = False, runtime: Runtime | None = None
+) -> Client:
     """``lazy``: connect on first use (a service that must start while Temporal is down,
-    such as the HTTP API, which then reports Temporal unavailable instead of failing)."""
+    such as the HTTP API, which then reports Temporal unavailable instead of failing).
+    ``runtime``: the process's metrics runtime (runtime/metrics.py), else the SDK's."""
     settings = settings or Settings()
     return await Client.connect(
         settings.temporal_address,
@@ -23,10 +27,13 @@ async def connect(settings: Settings | None = None, *, lazy: bool = False) -> Cl
         # a payload keys file, payloads are encrypted (runtime/payload_codec.py).
         data_converter=data_converter_for(settings),
         lazy=lazy,
+        runtime=runtime,
     )
 
 
-async def connect_when_ready(settings: Settings, *, seconds: float = 300) -> Client:
+async def connect_when_ready(
+    settings: Settings, *, seconds: float = 300, runtime: Runtime | None = None
+) -> Client:
     """``connect``, waiting for a Temporal server that is starting or restarting (a
     worker started beside it, a failover) instead of exiting on the first refusal. The
     CLI does not wait: it fails within seconds, naming the address."""
@@ -36,7 +43,7 @@ async def connect_when_ready(settings: Settings, *, seconds: float = 300) -> Cli
     delay = 0.25
     while True:
         try:
-            return await connect(settings)
+            return await connect(settings, runtime=runtime)
         except Exception as error:  # the SDK raises RuntimeError for a refused connect
             if loop.time() + delay > deadline:
                 raise

@@ -7,8 +7,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_TASK_QUEUE = "agent-memory"
 
-# The environment variable names the worker reads; docker-compose's worker service sets
-# exactly these (tests/docs/test_compose.py checks).
+# The environment variable names the worker and the API both read (the same Temporal,
+# database, task queue and secrets).
 ENV_VARS = (
     "TEMPORAL_ADDRESS",
     "TEMPORAL_NAMESPACE",
@@ -17,6 +17,9 @@ ENV_VARS = (
     "AGENT_MEMORY_SECRETS_FILE",
     "AGENT_MEMORY_PAYLOAD_KEYS_FILE",
 )
+# The worker's: the shared names plus its health and metrics endpoint; docker-compose's
+# worker service sets exactly these (tests/docs/test_compose.py checks).
+WORKER_ENV_VARS = (*ENV_VARS, "AGENT_MEMORY_WORKER_HTTP_ADDRESS")
 # The HTTP API (`memoryctl serve`) reads the worker's names (it starts the same workflows
 # on the same task queue and redacts writes with the same secrets) plus where to listen;
 # docker-compose's api service sets exactly these.
@@ -41,6 +44,9 @@ class Settings(BaseSettings):
     # stored in clear and workflow ids stay readable.
     payload_keys_file: str | None = Field(default=None, alias="AGENT_MEMORY_PAYLOAD_KEYS_FILE")
     # The HTTP API (memoryctl serve): where it listens.
+    # host:port of the worker's /healthz, /readyz and /metrics (runtime/health.py);
+    # unset: the worker serves none.
+    worker_http_address: str | None = Field(default=None, alias="AGENT_MEMORY_WORKER_HTTP_ADDRESS")
     api_host: str = Field(default="127.0.0.1", alias="AGENT_MEMORY_API_HOST")
     api_port: int = Field(default=8000, ge=1, le=65535, alias="AGENT_MEMORY_API_PORT")
     # Browser origins allowed to call the codec endpoint (/codec): the Temporal UI's.
@@ -58,6 +64,23 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         # docker-compose passes an unset variable as "" (${AGENT_MEMORY_PAYLOAD_KEYS_FILE:-}).
         return None if value == "" else value
+
+    @field_validator("worker_http_address", mode="before")
+    @classmethod
+    def _host_and_port(cls, value: object) -> object:
+        if value in ("", None):
+            return None
+        host, _, port = str(value).rpartition(":")
+        if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(f"must be host:port with a port from 1 to 65535, got {value!r}")
+        return value
+
+    @property
+    def worker_http_host_port(self) -> tuple[str, int] | None:
+        if self.worker_http_address is None:
+            return None
+        host, _, port = self.worker_http_address.rpartition(":")
+        return host.strip("[]"), int(port)
 
     @property
     def codec_origins(self) -> tuple[str, ...]:

@@ -71,12 +71,15 @@ class DreamAgentsRequest(WireModel):
     run_key: str = Field(min_length=1, max_length=300)
 
 
+AgentStatus = Literal["dreamed", "more-left", "failed"]
+
+
 class AgentDream(WireResult):
     """One agent's dream inside a batch. ``more-left``: every step ran but the budget
     deferred entries or consolidation left clusters, so the agent stays due."""
 
     memory_ref: str
-    status: Literal["dreamed", "more-left", "failed"]
+    status: AgentStatus
     sources: int = 0
     tokens_used: int = 0
     merged: int = 0

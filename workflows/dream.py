@@ -31,6 +31,7 @@ from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
+    FailureError,
     WorkflowAlreadyStartedError,
 )
 
@@ -40,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
         COLLECT_GARBAGE,
         CONSOLIDATE_MEMORY,
     )
+    from runtime.product_metrics import DreamOutcome, ProductMetrics
     from runtime.search_attributes import attributes_of, updates_of
     from runtime.workflow_ids import PLAIN
     from schemas.commitments import (
@@ -88,6 +90,16 @@ def dream_workflow_id(memory_ref: MemoryRef | str) -> str:
 class DreamWorkflow:
     @workflow.run
     async def run(self, request: DreamInput) -> DreamResult:
+        metrics = ProductMetrics.in_workflow()
+        try:
+            result = await self._dream(request)
+        except FailureError:  # what fails the run (a bug fails the task, retried)
+            metrics.dream("workflow", "failed")
+            raise
+        metrics.dream("workflow", _outcome(result))
+        return result
+
+    async def _dream(self, request: DreamInput) -> DreamResult:
         ref = request.memory_ref
         workflow.upsert_search_attributes(updates_of(ref))
         workflow.set_current_details(f"Dreaming over {ref}")
@@ -206,3 +218,10 @@ class DreamWorkflow:
             policies.MAINTENANCE,
             summary="expire entries, archives and snapshots",
         )
+
+
+def _outcome(result: DreamResult) -> DreamOutcome:
+    if result.status == "skipped-overlap":
+        return "skipped-overlap"
+    more_left = result.distillation is not None and result.distillation.deferred_count > 0
+    return "more-left" if more_left else "completed"

@@ -84,6 +84,14 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     api = f"http://127.0.0.1:{api_port}"
     assert f"HTTP API at {api} (OpenAPI at {api}/docs): discovery reports 8/8 memory " in first
     assert re.search(r"; \d+ entries of mem://acme/support-agent listed with the demo key", first)
+    # The dreams' figures, in the same process's /metrics as the SDK's series.
+    health = re.search(
+        rf"Health: {re.escape(api)}/readyz says ready; {re.escape(api)}/metrics exports "
+        r"(\d+) product and (\d+) Temporal SDK series",
+        first,
+    )
+    assert health, first
+    assert int(health.group(1)) >= 6 and int(health.group(2)) >= 10, health.group(0)
     key_file = tmp_path / "api-key"
     assert f"export AGENT_MEMORY_API={api} AGENT_MEMORY_KEY=$(cat {key_file})" in first
     assert key_file.stat().st_mode & 0o777 == 0o600
