@@ -330,10 +330,11 @@ def test_server_grpc_port_published_for_local_clis(services):
 
 
 def test_worker_environment_is_exactly_the_settings_names(services):
-    # runtime.settings.ENV_VARS is the single list of names the worker reads.
-    assert set(_env(services["worker"])) == set(settings.ENV_VARS)
+    # runtime.settings.WORKER_ENV_VARS is the single list of names the worker reads.
+    assert set(_env(services["worker"])) == set(settings.WORKER_ENV_VARS)
     field_aliases = {field.alias for field in settings.Settings.model_fields.values()}
-    assert field_aliases == set(settings.API_ENV_VARS) >= set(settings.ENV_VARS)
+    assert field_aliases == set(settings.API_ENV_VARS) | set(settings.WORKER_ENV_VARS)
+    assert set(settings.API_ENV_VARS) & set(settings.WORKER_ENV_VARS) == set(settings.ENV_VARS)
 
 
 def test_api_service_runs_memoryctl_serve_beside_the_worker(services):
@@ -352,7 +353,7 @@ def test_api_service_runs_memoryctl_serve_beside_the_worker(services):
     )
     assert _depends_on(api).get("memory-postgres") == "service_healthy"
     assert api["volumes"] == worker["volumes"]
-    assert "/.well-known/openwop" in " ".join(api["healthcheck"]["test"])
+    assert ":8000/readyz" in " ".join(api["healthcheck"]["test"])
 
 
 def test_worker_settings_match_the_stack(services):
@@ -478,7 +479,7 @@ def balancer_config(
 def test_the_default_stack_is_untouched_by_the_scale_out_profile(services, balancer):
     """Only the load balancer and the API replicas are in the profile: `docker compose up`
     without it starts exactly the production path."""
-    in_profile = {name for name, svc in services.items() if _profiles(svc)}
+    in_profile = {name for name, svc in services.items() if SCALE_OUT in _profiles(svc)}
     assert in_profile == {"api-replica", balancer[0]}
     assert all(_profiles(services[name]) == {SCALE_OUT} for name in in_profile)
     assert not _profiles(services["worker"]) and not _profiles(services["api"])
@@ -562,7 +563,7 @@ def test_load_balancer_is_published_on_loopback_and_healthchecked(
     listens = [words[1] for blocks, words in balancer_config if words[0] == "listen"]
     assert listens == [container_port]
     test = " ".join(_as_list(service["healthcheck"]["test"]))
-    assert f"http://127.0.0.1:{container_port}/.well-known/openwop" in test
+    assert f"http://127.0.0.1:{container_port}/readyz" in test
     assert service.get("restart") == "unless-stopped"
 
 

@@ -127,7 +127,7 @@ def test_the_settings_table_names_what_each_process_reads() -> None:
     }
     worker = next(cells for name, cells in rows.items() if name.startswith("worker"))
     api = next(cells for name, cells in rows.items() if name.startswith("HTTP API"))
-    for name in (*settings.ENV_VARS, *EMBEDDING_ENV_VARS):
+    for name in (*settings.WORKER_ENV_VARS, *EMBEDDING_ENV_VARS):
         assert f"`{name}`" in worker, name
     for name in set(settings.API_ENV_VARS) - set(settings.ENV_VARS):
         assert f"`{name}`" in api, name
