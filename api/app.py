@@ -4,6 +4,7 @@ tests and the benchmark all run the same app."""
 from __future__ import annotations
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from temporalio.common import MetricMeter
 
 from api import openwop_routes
@@ -50,11 +51,14 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     )
     from api.fast_reads import FastEntryReads
 
-    app = FastAPI(
+    # FastAPI's own /docs page loads Swagger UI from a CDN: blank offline. This one
+    # serves the same page with its assets from the fastapi-offline wheel.
+    app = FastAPIOffline(
         title="agent-memory-temporal",
         version="0.1.0",
         description=DESCRIPTION,
         docs_url="/docs",
+        redoc_url="/redoc",
         openapi_url="/openapi.json",
         # A path with a trailing slash is a 404 in the error envelope, not a redirect with
         # an empty body that a client must follow to learn the same thing.

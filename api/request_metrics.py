@@ -24,11 +24,14 @@ def route_template(scope: Scope) -> str:
     answered_by = scope.get(ROUTE_TEMPLATE)
     if answered_by is not None:
         return str(answered_by)
+    root = scope.get("root_path", "")
     path = getattr(scope.get("route"), "path", None)
     if path is None:
-        return UNMATCHED
-    # A mounted app (the codec server under /codec) matches paths below its mount.
-    return f"{scope.get('root_path', '')}{path}"
+        # A mount matched (the docs' static assets, or a mounted app none of whose routes
+        # did): FastAPI's router does not leave its route in the scope.
+        return f"{root}/{{path}}" if root else UNMATCHED
+    # A mounted app's route (the codec server under /codec) matches below its mount.
+    return f"{root}{path}"
 
 
 class RequestMetrics:

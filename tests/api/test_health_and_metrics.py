@@ -129,3 +129,32 @@ async def test_requests_are_counted_by_route_template_not_by_path(
     assert count("unmatched", "GET", "404") == 1
     # Neither ids nor paths nor content become labels.
     assert entry_id not in text and "abc123" not in text and "canary" not in text
+
+
+async def test_the_openapi_pages_load_their_assets_from_the_api_itself(
+    engine, store, temporal_env, worker_task_queue, vault
+) -> None:
+    """/docs and /redoc work offline: every script and stylesheet they load is served by
+    the API (from the fastapi-offline wheel), none from a CDN."""
+    services = api_services(engine, store, temporal_env.client, worker_task_queue, vault)
+    services.metrics = MetricsExporter.start(process="api")
+    async with serving(create_app(services)) as url, httpx.AsyncClient(base_url=url) as http:
+        for page in ("/docs", "/redoc"):
+            html = (await http.get(page)).raise_for_status().text
+            assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+            scripts = [a for a in assets if a.endswith((".js", ".css"))]
+            assert scripts, html
+            for asset in assets:
+                assert not asset.startswith(("http://", "https://", "//")), asset
+            for asset in scripts:
+                response = await http.get(asset)
+                assert response.status_code == 200, asset
+                assert len(response.content) > 10_000, asset
+            assert "/openapi.json" in html
+        text = (await http.get("/metrics")).text
+    routes = {
+        dict(labels)["route"]
+        for labels in samples(text, "agent_memory_http_request_duration_seconds_count")
+    }
+    assert "/static-offline-docs/{path}" in routes and "/docs" in routes
+    assert not any("swagger" in route for route in routes)
