@@ -43,6 +43,7 @@ from runtime.intent_link_keys import intent_links_for
 from runtime.metrics import MetricsExporter
 from runtime.probe import HostProbe
 from runtime.settings import Settings
+from runtime.tracing import start_tracing, stop_tracing
 from runtime.workflow_ids import workflow_ids_for
 from runtime.workflow_input import WorkflowInputInterceptor
 from workflows.registry import ALL_WORKFLOWS
@@ -246,7 +247,11 @@ def main() -> None:
             loop.add_signal_handler(sig, stop.set)
         await run_worker(settings, stop)
 
-    asyncio.run(runner())
+    start_tracing("agent-memory-worker")
+    try:
+        asyncio.run(runner())
+    finally:
+        stop_tracing()
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from runtime.converter import payload_codec_for
 from runtime.http_serving import uvicorn_server
 from runtime.metrics import MetricsExporter
 from runtime.settings import Settings
+from runtime.tracing import start_tracing, stop_tracing
 
 log = logging.getLogger("agent_memory.api")
 
@@ -51,6 +52,10 @@ async def open_services(settings: Settings) -> AsyncIterator[ApiServices]:
 
 
 async def serve(settings: Settings) -> None:
-    async with open_services(settings) as services:
-        server = uvicorn_server(create_app(services), settings.api_host, settings.api_port)
-        await server.serve()
+    start_tracing("agent-memory-api")
+    try:
+        async with open_services(settings) as services:
+            server = uvicorn_server(create_app(services), settings.api_host, settings.api_port)
+            await server.serve()
+    finally:
+        stop_tracing()

@@ -103,7 +103,7 @@ async def check_and_show(api: DemoApi, memory_ref: str, console: Console) -> Non
         f"Health: {api.url}/readyz says {ready['status']}; {api.url}/metrics exports "
         f"{sum(name.startswith('agent_memory_') for name in series)} product and "
         f"{sum(name.startswith('temporal_') for name in series)} Temporal SDK series "
-        "(docs/operations.md#health-readiness-and-metrics)",
+        "(docs/operations.md#health-readiness-metrics-and-traces)",
         soft_wrap=True,
         markup=False,
     )

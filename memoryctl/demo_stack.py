@@ -34,6 +34,7 @@ from runtime.client import connect_when_ready
 from runtime.intent_link_keys import intent_links_for
 from runtime.metrics import MetricsExporter
 from runtime.settings import DEFAULT_TASK_QUEUE, Settings
+from runtime.tracing import start_tracing
 from runtime.workflow_ids import workflow_ids_for
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamResult
@@ -256,6 +257,7 @@ async def run_demo(options: DemoOptions) -> int:
             # One metrics runtime for the worker's client and the API: the API's /metrics
             # shows the SDK's series and every product series of the quick start.
             metrics = MetricsExporter.start(process="quickstart")
+            start_tracing("agent-memory-quickstart")  # with OTEL_EXPORTER_OTLP_ENDPOINT set
             client = await connect_when_ready(settings, seconds=60, runtime=metrics.runtime)
             console.print(
                 f"PostgreSQL 18 (embedded) and Temporal dev server at {dev.address} are up"

@@ -10,6 +10,7 @@ from temporalio.runtime import Runtime
 
 from runtime.converter import data_converter_for
 from runtime.settings import Settings
+from runtime.tracing import temporal_interceptors
 
 
 async def connect(
@@ -28,6 +29,8 @@ async def connect(
         data_converter=data_converter_for(settings),
         lazy=lazy,
         runtime=runtime,
+        # Tracing, when this process started it (runtime/tracing.py).
+        interceptors=temporal_interceptors(),
     )
 
 

@@ -24,6 +24,7 @@ import yaml
 from api.body_limit import MAX_BODY_BYTES
 from api.run_event_stream import KEEP_ALIVE_S
 from runtime import search_attributes, settings
+from runtime.tracing import COMPOSE_TRACING_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -331,7 +332,7 @@ def test_server_grpc_port_published_for_local_clis(services):
 
 def test_worker_environment_is_exactly_the_settings_names(services):
     # runtime.settings.WORKER_ENV_VARS is the single list of names the worker reads.
-    assert set(_env(services["worker"])) == set(settings.WORKER_ENV_VARS)
+    assert set(_env(services["worker"])) == {*settings.WORKER_ENV_VARS, COMPOSE_TRACING_VARIABLE}
     field_aliases = {field.alias for field in settings.Settings.model_fields.values()}
     assert field_aliases == set(settings.API_ENV_VARS) | set(settings.WORKER_ENV_VARS)
     assert set(settings.API_ENV_VARS) & set(settings.WORKER_ENV_VARS) == set(settings.ENV_VARS)
@@ -340,7 +341,7 @@ def test_worker_environment_is_exactly_the_settings_names(services):
 def test_api_service_runs_memoryctl_serve_beside_the_worker(services):
     api = services["api"]
     worker = services["worker"]
-    assert set(_env(api)) == set(settings.API_ENV_VARS)
+    assert set(_env(api)) == {*settings.API_ENV_VARS, COMPOSE_TRACING_VARIABLE}
     # The same database, Temporal, task queue and secrets as the worker.
     for name in settings.ENV_VARS:
         assert _env(api)[name] == _env(worker)[name], name
@@ -498,7 +499,7 @@ def test_api_replica_is_the_api_without_a_published_port(services):
     assert same == {key: value for key, value in api.items() if key != "ports"}
     assert not replica.get("ports"), "a published port stops `--scale api-replica=N`"
     assert replica["deploy"]["replicas"] >= 2
-    assert set(_env(replica)) == set(settings.API_ENV_VARS)
+    assert set(_env(replica)) == {*settings.API_ENV_VARS, COMPOSE_TRACING_VARIABLE}
     assert _depends_on(replica).get("memory-postgres") == "service_healthy"
 
 

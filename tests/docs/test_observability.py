@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from runtime import product_metrics, settings
+from runtime.tracing import COMPOSE_TRACING_VARIABLE, tracing_requested
 from tests.docs.test_compose import _compose_config, _load_compose
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +63,8 @@ def test_the_profile_validates_and_exists_only_when_asked_for() -> None:
     default = _compose_config("config", "--services").stdout.split()
     with_profile = _compose_config("--profile", PROFILE, "config", "--services").stdout.split()
     assert "prometheus" not in default and "grafana" not in default
-    assert {"prometheus", "grafana"} <= set(with_profile)
+    assert {"prometheus", "grafana", "jaeger"} <= set(with_profile)
+    assert "jaeger" not in default
 
 
 def test_prometheus_scrapes_the_ports_the_services_listen_on() -> None:
@@ -76,7 +78,7 @@ def test_prometheus_scrapes_the_ports_the_services_listen_on() -> None:
 
     worker_env = services["worker"]["environment"]
     worker_port = int(worker_env["AGENT_MEMORY_WORKER_HTTP_ADDRESS"].rpartition(":")[2])
-    assert set(worker_env) == set(settings.WORKER_ENV_VARS)
+    assert set(worker_env) == {*settings.WORKER_ENV_VARS, COMPOSE_TRACING_VARIABLE}
     assert dns_target("agent-memory-worker") == ({"worker"}, worker_port)
     api_port = int(services["api"]["environment"]["AGENT_MEMORY_API_PORT"])
     assert dns_target("agent-memory-api") == ({"api", "api-replica"}, api_port)
@@ -89,6 +91,16 @@ def test_prometheus_scrapes_the_ports_the_services_listen_on() -> None:
     # The compose file mounts the files this test read.
     mounts = " ".join(services["prometheus"]["volumes"])
     assert "./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml" in mounts
+
+
+def test_tracing_is_off_in_compose_until_the_environment_names_a_collector() -> None:
+    services = _load_compose()["services"]
+    for name in ("worker", "api"):
+        env = {k: str(v) for k, v in services[name]["environment"].items()}
+        assert env[COMPOSE_TRACING_VARIABLE] == ""  # ${OTEL_EXPORTER_OTLP_ENDPOINT:-}
+        assert not tracing_requested(env)
+        assert tracing_requested({**env, COMPOSE_TRACING_VARIABLE: "http://jaeger:4318"})
+    assert "observability" in services["jaeger"]["profiles"]
 
 
 def test_grafana_loads_the_dashboard_over_the_provisioned_data_source() -> None:
