@@ -40,6 +40,7 @@ from runtime.converter import payload_codec_for
 from runtime.health import WorkerReadiness, health_routes
 from runtime.http_serving import serving
 from runtime.intent_link_keys import intent_links_for
+from runtime.log_format import configure_logging
 from runtime.metrics import MetricsExporter
 from runtime.probe import HostProbe
 from runtime.settings import Settings
@@ -233,6 +234,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         settings = Settings()
+        configure_logging(settings.log_format)
     except ValidationError as error:
         # One line per setting, naming the variable and what it must be.
         for problem in error.errors():

@@ -19,6 +19,7 @@ from memory.vault import vault_from_settings
 from runtime.client import connect
 from runtime.converter import payload_codec_for
 from runtime.http_serving import uvicorn_server
+from runtime.log_format import configure_logging
 from runtime.metrics import MetricsExporter
 from runtime.settings import Settings
 from runtime.tracing import start_tracing, stop_tracing
@@ -52,6 +53,7 @@ async def open_services(settings: Settings) -> AsyncIterator[ApiServices]:
 
 
 async def serve(settings: Settings) -> None:
+    configure_logging(settings.log_format)
     start_tracing("agent-memory-api")
     try:
         async with open_services(settings) as services:

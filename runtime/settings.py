@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -16,6 +18,7 @@ ENV_VARS = (
     "DATABASE_URL",
     "AGENT_MEMORY_SECRETS_FILE",
     "AGENT_MEMORY_PAYLOAD_KEYS_FILE",
+    "AGENT_MEMORY_LOG_FORMAT",
 )
 # The worker's: the shared names plus its health and metrics endpoint; docker-compose's
 # worker service sets exactly these (tests/docs/test_compose.py checks).
@@ -44,6 +47,8 @@ class Settings(BaseSettings):
     # stored in clear and workflow ids stay readable.
     payload_keys_file: str | None = Field(default=None, alias="AGENT_MEMORY_PAYLOAD_KEYS_FILE")
     # The HTTP API (memoryctl serve): where it listens.
+    # text, or json: one object a line with the Temporal ids (runtime/log_format.py).
+    log_format: Literal["text", "json"] = Field(default="text", alias="AGENT_MEMORY_LOG_FORMAT")
     # host:port of the worker's /healthz, /readyz and /metrics (runtime/health.py);
     # unset: the worker serves none.
     worker_http_address: str | None = Field(default=None, alias="AGENT_MEMORY_WORKER_HTTP_ADDRESS")
