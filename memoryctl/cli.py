@@ -98,6 +98,10 @@ def _failure(error: Exception) -> tuple[int, str] | None:
     from sqlalchemy.exc import DBAPIError
     from temporalio.service import RPCError
 
+    if isinstance(error, BrokenPipeError):
+        # The reader went away (| head -1): not the database's fault. Click ends the
+        # command without a word, exit 1, as it does for any closed pipe.
+        return None
     if isinstance(error, InvalidInput):
         return EXIT_BAD_INPUT, str(error)
     if isinstance(error, MemoryError_):  # refused by the store: not found, conflict, ...

@@ -22,7 +22,6 @@ from memoryctl.cli import (
     JsonOption,
     MemoryRefOption,
     checked_ref,
-    console,
     open_store,
     run_action,
     with_store,
@@ -61,8 +60,9 @@ def events(
     ref = checked_ref(memory_ref)
 
     rows = with_store(lambda store: store.events(ref, after_seq=after_seq, limit=limit))
-    for row in rows:
-        console.print(json.dumps(row.to_wire()))
+    # typer.echo, not the rich console: rich wraps at the terminal's width (80 columns in
+    # a pipe), which split one JSON object over several lines.
+    _emit(rows, as_json=True)
 
 
 def _line(row: EventRecord, as_json: bool) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -101,6 +102,9 @@ def _server_refusals(schedule_id: str, cron: str | None = None) -> Iterator[None
 
 
 MAX_CRON_CHARS = 256
+CRON_FIELDS = 5
+# A time zone prefix the server accepts before the fields (CRON_TZ=Europe/Paris ...).
+_CRON_TZ = re.compile(r"^(?:CRON_TZ|TZ)=\S+\s*")
 
 
 def _check_cron(cron: str) -> None:
@@ -112,6 +116,16 @@ def _check_cron(cron: str) -> None:
     # isprintable() is False for control characters and lone surrogates alike.
     if not cron.replace("\t", " ").isprintable():
         raise InvalidInput("cron", "printable text only (a cron expression)")
+    fields = _CRON_TZ.sub("", cron.strip()).split()
+    if fields and not fields[0].startswith("@") and len(fields) != CRON_FIELDS:
+        # The server reads 6 or 7 fields as a leading seconds field or a trailing year,
+        # so a Quartz-style "0 0 23 * * *" (23:00 daily, seconds first) would silently
+        # become midnight on the 23rd of every month.
+        raise InvalidInput(
+            "cron",
+            f"{CRON_FIELDS} fields (minute hour day-of-month month day-of-week), got "
+            f"{len(fields)}; no seconds or year field",
+        )
 
 
 @dataclass(frozen=True)
@@ -131,8 +145,9 @@ async def create_dream_schedule(
     cron: str = DEFAULT_CRON,
     schedule_id: str | None = None,
 ) -> str:
-    """Create the schedule; the server is the one cron parser (it also accepts @every,
-    CRON_TZ= and 6-7 fields), and its rejection comes back as InvalidInput('cron')."""
+    """Create the schedule. Five fields, or a descriptor (@daily, @every 2h), optionally
+    after CRON_TZ=; beyond the field count the server is the one cron parser, and its
+    rejection comes back as InvalidInput('cron')."""
     request = DreamInput(memory_ref=str(parse_memory_ref(memory_ref)), token_budget=token_budget)
     _check_cron(cron)
     schedule_id = schedule_id or schedule_id_for(memory_ref)
@@ -177,12 +192,24 @@ async def list_dream_schedules(client: Client) -> list[ScheduleRow]:
         rows.append(
             ScheduleRow(
                 schedule_id=listed.id,
-                memory_ref=str(memo.get("memoryRef", "?")),
+                # The input names the memoryRef whoever created the schedule (the
+                # `temporal` CLI sets no memo); the memo is the fallback.
+                memory_ref=await _scheduled_ref(client, action) or str(memo.get("memoryRef", "?")),
                 cron=str(memo.get("cron", "(calendar)")),
                 next_run=next_times[0].isoformat() if next_times else "-",
             )
         )
     return sorted(rows, key=lambda r: r.schedule_id)
+
+
+async def _scheduled_ref(client: Client, action: ScheduleActionStartWorkflow) -> str | None:
+    if not action.args:
+        return None
+    try:
+        (request,) = await client.data_converter.decode(list(action.args)[:1], [DreamInput])
+    except Exception:  # an input this version cannot read: show the memo instead
+        return None
+    return str(request.memory_ref)
 
 
 async def trigger_dream_schedule(client: Client, schedule_id: str) -> None:

@@ -16,6 +16,7 @@ from temporalio.client import ScheduleActionStartWorkflow
 from temporalio.testing import WorkflowEnvironment
 
 from memoryctl.schedules import schedule_id_for
+from runtime.binaries import temporal_cli
 from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
 from workflows.policies import DREAM_EXECUTION_TIMEOUT
 
@@ -123,3 +124,29 @@ async def test_schedule_create_list_delete(temporal_env: WorkflowEnvironment) ->
     deleted = memoryctl("schedule", "delete", "dream:cli-tenant:agent-9", address=address)
     assert deleted.returncode == 0, deleted.stderr
     assert "dream:cli-tenant:agent-9" not in memoryctl("schedule", "list", address=address).stdout
+
+
+async def test_schedule_list_names_the_memory_ref_of_a_schedule_the_temporal_cli_made(
+    temporal_env: WorkflowEnvironment,
+) -> None:
+    """The README's `temporal schedule create` sets no memo: the list reads the
+    memoryRef from the schedule's input instead of showing '?'."""
+    address = temporal_env.client.service_client.config.target_host
+    created = subprocess.run(
+        [
+            temporal_cli(), "schedule", "create", "--address", address,
+            "--schedule-id", "dream-cli-made", "--cron", "0 23 * * *",
+            "--workflow-id", "dream-cli-made", "--task-queue", "agent-memory",
+            "--type", "DreamWorkflow",
+            "--input", '{"memoryRef": "mem://cli-made/agent-7", "tokenBudget": 8000}',
+        ],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    try:
+        listed = memoryctl("schedule", "list", address=address)
+        assert listed.returncode == 0, listed.stderr
+        row = next(line for line in listed.stdout.splitlines() if "dream-cli-made" in line)
+        assert "mem://cli-made/agent-7" in row and "?" not in row
+    finally:
+        await temporal_env.client.get_schedule_handle("dream-cli-made").delete()

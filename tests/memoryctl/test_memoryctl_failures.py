@@ -5,7 +5,9 @@ operation or unreachable infrastructure, 2 for bad input."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from memory.embedded import asyncpg_url_for
 from memoryctl.schedules import schedule_id_for
+from tests.support.factories import note
 
 PASSWORD = "pw"
 TEMPORAL_COMMANDS = [
@@ -153,6 +156,46 @@ def test_malformed_database_url_is_bad_input(url: str) -> None:
     assert PASSWORD not in result.stderr
 
 
+async def test_events_are_one_json_object_a_line_whatever_the_width(
+    database_url: str, store
+) -> None:
+    """A pipe is 80 columns to rich; events wider than that stay one line each."""
+    ref = f"mem://wide-{uuid.uuid4().hex[:8]}/agent-1"
+    await store.put_many(ref, [note(f"a note long enough to matter {i} " * 4) for i in range(3)])
+    for command in (("events",), ("events", "tail", "--json")):
+        result = memoryctl(*command, "--memory-ref", ref, DATABASE_URL=database_url)
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert len(lines) >= 3 and any(len(line) > 80 for line in lines), command
+        assert all(json.loads(line)["memoryRef"] == ref for line in lines), command
+
+
+async def test_a_closed_pipe_ends_quietly_not_as_a_database_outage(
+    database_url: str, store, tmp_path
+) -> None:
+    ref = f"mem://pipe-{uuid.uuid4().hex[:8]}/agent-1"
+    await store.put_many(ref, [note(f"piped note {i}") for i in range(400)])
+    errors = tmp_path / "stderr"
+    pipeline = (
+        f"{shlex.quote(sys.executable)} -m memoryctl.main events tail --memory-ref {ref} "
+        f"2>{shlex.quote(str(errors))} | head -n 1; echo status=${{PIPESTATUS[0]}}"
+    )
+    result = subprocess.run(
+        ["bash", "-c", pipeline],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DATABASE_URL": database_url},
+        timeout=120,
+        check=False,
+    )
+    first, status = result.stdout.splitlines()
+    assert ref in first
+    # Click's ending for a closed pipe: exit 1 without a word (it was "cannot reach the
+    # database", a BrokenPipeError being an OSError).
+    assert status == "status=1"
+    assert errors.read_text() == ""
+
+
 def test_database_commands_still_work_against_a_live_database(database_url: str) -> None:
     assert memoryctl("db", "upgrade", DATABASE_URL=database_url).returncode == 0
     events = memoryctl("events", "--memory-ref", "mem://acme/agent-1", DATABASE_URL=database_url)
@@ -177,6 +220,40 @@ async def test_invalid_cron_is_bad_input_and_creates_nothing(
     with pytest.raises(RPCError) as missing:
         await temporal_env.client.get_schedule_handle(schedule_id_for(ref)).describe()
     assert missing.value.status == RPCStatusCode.NOT_FOUND
+
+
+@pytest.mark.parametrize("cron", ["0 0 23 * * *", "0 23 * * * 2027", "0 23 * *"])
+async def test_a_cron_without_five_fields_is_refused_not_read_another_way(
+    temporal_env: WorkflowEnvironment, cron: str
+) -> None:
+    """The server reads six fields as seconds first or a year last: a Quartz-style
+    "0 0 23 * * *" (23:00 daily) would run at midnight on the 23rd, monthly."""
+    address = temporal_env.client.service_client.config.target_host
+    ref = f"mem://cron-{uuid.uuid4().hex[:8]}/agent-1"
+    result = memoryctl(
+        "schedule", "create", "--memory-ref", ref, "--cron", cron, TEMPORAL_ADDRESS=address
+    )
+    line = one_line_error(result, 2)
+    fields = len(cron.split())
+    assert line == (
+        "error: cron: 5 fields (minute hour day-of-month month day-of-week), "
+        f"got {fields}; no seconds or year field"
+    )
+    with pytest.raises(RPCError):
+        await temporal_env.client.get_schedule_handle(schedule_id_for(ref)).describe()
+
+
+@pytest.mark.parametrize("cron", ["CRON_TZ=Europe/Paris 0 23 * * *", "@daily", "@every 12h"])
+async def test_time_zones_and_descriptors_are_still_accepted(
+    temporal_env: WorkflowEnvironment, cron: str
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    ref = f"mem://cron-{uuid.uuid4().hex[:8]}/agent-1"
+    result = memoryctl(
+        "schedule", "create", "--memory-ref", ref, "--cron", cron, TEMPORAL_ADDRESS=address
+    )
+    assert result.returncode == 0, result.stderr
+    await temporal_env.client.get_schedule_handle(schedule_id_for(ref)).delete()
 
 
 @pytest.mark.parametrize("command", ["trigger", "delete"])
