@@ -18,9 +18,18 @@ PY
     echo "Creating $VENV ..."
     "$PYTHON" -m venv "$VENV"
   fi
-  echo "Installing the project into $VENV (first run takes a minute) ..."
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet -e .
+  # Installed once, and again only when pyproject.toml (the dependencies) changes: the
+  # install is editable, so code changes need no reinstall.
+  STAMP="$VENV/.quickstart-installed"
+  WANT="$("$PYTHON" -c 'import hashlib; print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest())')"
+  if [ -x "$VENV/bin/memoryctl" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
+    echo "Using the project installed in $VENV (pyproject.toml unchanged)"
+  else
+    echo "Installing the project into $VENV (first run takes a minute) ..."
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    "$VENV/bin/python" -m pip install --quiet -e .
+    echo "$WANT" > "$STAMP"
+  fi
 fi
 
 exec "$VENV/bin/memoryctl" demo "$@"

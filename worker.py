@@ -65,12 +65,16 @@ async def open_store(settings: Settings) -> AsyncIterator[PostgresMemoryStore]:
         await engine.dispose()
 
 
+GRACEFUL_SHUTDOWN = timedelta(seconds=20)
+
+
 def build_worker(
     client: Client,
     settings: Settings,
     store: PostgresMemoryStore,
     vault: SecretVault | None = None,
     predicates: PredicateRegistry | None = None,
+    graceful_shutdown: timedelta = GRACEFUL_SHUTDOWN,
 ) -> Worker:
     """The worker over ``store``. A host adds its own commitment predicates by passing
     a registry built on memory.commitments.predicates.default_predicates()."""
@@ -93,7 +97,9 @@ def build_worker(
             *FixtureRunActivities(store).all(),
             *EmbeddingActivities(store).all(),
         ],
-        graceful_shutdown_timeout=timedelta(seconds=20),
+        # How long running activities may finish after a stop; then they are cancelled
+        # and Temporal retries them on the next worker.
+        graceful_shutdown_timeout=graceful_shutdown,
         # Eager dispatch hands an activity a workflow schedules to the worker that ran
         # the workflow task. A fleet dream's CPU-bound batches then all land on the one
         # worker caching the fleet workflow, and a second worker idles (measured: one
@@ -124,6 +130,7 @@ async def serving_worker(
     store: PostgresMemoryStore,
     vault: SecretVault | None = None,
     predicates: PredicateRegistry | None = None,
+    graceful_shutdown: timedelta = GRACEFUL_SHUTDOWN,
 ) -> AsyncIterator[Worker]:
     """The worker running, with the change listener that wakes its predicate watches
     after committed writes (runtime/change_listener.py): a worker without it would leave
@@ -134,7 +141,7 @@ async def serving_worker(
     await client.workflow_service.describe_namespace(
         DescribeNamespaceRequest(namespace=client.namespace)
     )
-    worker = build_worker(client, settings, store, vault, predicates)
+    worker = build_worker(client, settings, store, vault, predicates, graceful_shutdown)
     listener = ChangeListener.for_store(store.engine, client, store.commitments.predicates)
     async with listener, worker:
         yield worker

@@ -1,6 +1,6 @@
 """memoryctl demo: the quick start's main job.
 
-    memoryctl demo [--exit-after-run] [--temporal-port P] [--ui-port P] [--api-port P]
+    memoryctl demo [--exit-after-run] [--new-day] [--temporal-port P] [--ui-port P] [--api-port P]
 
 The command; the stack it runs (embedded PostgreSQL, the Temporal dev server, a worker,
 the HTTP API, seeded memory and one dream per demo tenant) is memoryctl/demo_stack.py,
@@ -22,18 +22,32 @@ def demo(
     temporal_port: Annotated[int, typer.Option(help="Temporal dev server gRPC port.")] = 7233,
     ui_port: Annotated[int, typer.Option(help="Temporal UI port.")] = 8233,
     api_port: Annotated[int, typer.Option(help="HTTP API port.", min=1, max=65535)] = 8000,
+    new_day: Annotated[
+        bool,
+        typer.Option("--new-day", help="Add another day's notes (the demo memory is seeded once)."),
+    ] = False,
 ) -> None:
     """Start embedded PostgreSQL, the Temporal dev server, the worker and the HTTP API;
     run a dream."""
+    from memoryctl.cli import console, print_error
+    from memoryctl.demo_guard import QuickStartRefused
     from memoryctl.demo_stack import DemoOptions, run_demo
 
     options = DemoOptions(
         exit_after_run=exit_after_run,
+        new_day=new_day,
         temporal_port=temporal_port,
         ui_port=ui_port,
         api_port=api_port,
     )
     try:
         raise typer.Exit(asyncio.run(run_demo(options)))
+    except QuickStartRefused as refused:
+        print_error(str(refused))
+        raise typer.Exit(refused.exit_status) from None
     except KeyboardInterrupt:
+        console.print(
+            "Interrupted: stopped the API, the worker and the Temporal dev server. A dream "
+            "left running resumes on the next run."
+        )
         raise typer.Exit(130) from None

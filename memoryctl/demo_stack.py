@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import urllib.parse
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from rich.console import Console
@@ -27,11 +29,13 @@ from memory.store import PostgresMemoryStore
 from memory.vault import FileSecretVault
 from memoryctl.demo_api import check_and_show, serving_api
 from memoryctl.demo_data import TENANTS, load_or_create_secrets, seed_demo_memory
+from memoryctl.demo_guard import check_ports, state_dir_lock
 from memoryctl.dev_server import temporal_dev_server
 from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
 from runtime.binaries import temporal_cli
 from runtime.client import connect_when_ready
 from runtime.intent_link_keys import intent_links_for
+from runtime.log_format import configure_logging
 from runtime.metrics import MetricsExporter
 from runtime.settings import DEFAULT_TASK_QUEUE, Settings
 from runtime.tracing import start_tracing
@@ -44,11 +48,13 @@ from workflows.distillation import DistillationWorkflow
 # Piped output (CI, logs) gets a wide fixed width so tables and links are not cut.
 console = Console(width=None if sys.stdout.isatty() else 140)
 DEMO_BUDGET = 8000
+QUICK_STOP = timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
 class DemoOptions:
     exit_after_run: bool = False
+    new_day: bool = False
     temporal_port: int = 7233
     ui_port: int = 8233
     api_port: int = 8000
@@ -84,9 +90,21 @@ def ensure_schedule_with_cli(address: str, memory_ref: str) -> str:
 
 
 async def trigger_and_find_run(client: Client, address: str, schedule_id: str) -> tuple[str, str]:
-    """Trigger with the CLI and return (workflow id, run id) of the run it started."""
+    """Trigger with the CLI and return (workflow id, run id) of the run it started; or
+    the dream an interrupted quick start left running, which this run's worker resumes
+    (the schedule skips a trigger while its last dream runs)."""
     handle = client.get_schedule_handle(schedule_id)
-    before = len((await handle.describe()).info.recent_actions)
+    description = await handle.describe()
+    for running in description.info.running_actions:
+        if isinstance(running, ScheduleActionExecutionStartWorkflow):
+            console.print(
+                f"{schedule_id}: the dream an earlier run left running resumes "
+                f"({running.workflow_id})",
+                soft_wrap=True,
+                markup=False,
+            )
+            return running.workflow_id, running.first_execution_run_id
+    before = len(description.info.recent_actions)
     triggered = await asyncio.to_thread(
         _cli, address, "schedule", "trigger", "--schedule-id", schedule_id
     )
@@ -232,7 +250,22 @@ async def show_results(
 
 
 async def run_demo(options: DemoOptions) -> int:
+    # The quick start's screen is its own output: warnings and errors only, one line each
+    # (a dependency configures INFO logging at import, which printed pages on Ctrl-C).
+    configure_logging("text", level=logging.WARNING)
     state_dir = default_data_dir().parent
+    with state_dir_lock(state_dir):
+        check_ports(
+            {
+                "--temporal-port": options.temporal_port,
+                "--ui-port": options.ui_port,
+                "--api-port": options.api_port,
+            }
+        )
+        return await _run_demo(options, state_dir)
+
+
+async def _run_demo(options: DemoOptions, state_dir: Path) -> int:
     secrets_path = state_dir / "secrets.json"
     vault = load_or_create_secrets(secrets_path)
     console.print(f"[bold]agent-memory quick start[/bold] (state in {state_dir})")
@@ -263,16 +296,16 @@ async def run_demo(options: DemoOptions) -> int:
                 f"PostgreSQL 18 (embedded) and Temporal dev server at {dev.address} are up"
             )
             file_vault = FileSecretVault(secrets_path)
-            worker = serving_worker(client, settings, store, file_vault)
+            # Ctrl-C should stop the quick start at once: an activity still running
+            # after a second is cancelled, and the next run's worker picks it up again.
+            worker = serving_worker(
+                client, settings, store, file_vault, graceful_shutdown=QUICK_STOP
+            )
             api = serving_api(
                 settings, store, client, file_vault, state_dir, TENANTS[0].tenant, metrics
             )
             async with worker, api as http_api:
-                runs_so_far = await _demo_run_number(state_dir)
-                written = await seed_demo_memory(store, vault, runs_so_far)
-                console.print(
-                    "Seeded " + ", ".join(f"{n} entries into {ref}" for ref, n in written.items())
-                )
+                await _seed_once(store, vault, state_dir, new_day=options.new_day)
                 runs: dict[str, tuple[str, str]] = {}
                 for tenant in TENANTS:
                     schedule_id = ensure_schedule_with_cli(dev.address, tenant.memory_ref)
@@ -286,6 +319,9 @@ async def run_demo(options: DemoOptions) -> int:
                 results = await wait_with_progress(client, runs)
                 await show_results(store, results, runs, dev.ui_url, vault)
                 await check_and_show(http_api, TENANTS[0].memory_ref, console)
+                show_next_steps(
+                    dev.address, dev.ui_url, state_dir, running=not options.exit_after_run
+                )
                 if not options.exit_after_run:
                     console.print(
                         f"\nThe stack is up (UI {dev.ui_url}, API {http_api.url}); the worker "
@@ -299,8 +335,59 @@ async def run_demo(options: DemoOptions) -> int:
         server.cleanup()
 
 
-async def _demo_run_number(state_dir: Path) -> int:
-    counter = state_dir / "demo-runs"
+def show_next_steps(address: str, ui_url: str | None, state_dir: Path, *, running: bool) -> None:
+    """The exact environment a second terminal needs: `temporal` and `memoryctl` live in
+    the venv's bin directory, and the ports may not be the defaults."""
+    bin_dir = Path(sys.executable).parent
+    lines = [f'export PATH="{bin_dir}:$PATH"  # temporal and memoryctl live here']
+    lines.append(f"export TEMPORAL_ADDRESS={address}")
+    if os.environ.get("AGENT_MEMORY_STATE_DIR"):
+        lines.append(f"export AGENT_MEMORY_STATE_DIR={state_dir}")
+    lines += [
+        "temporal workflow list --query \"WorkflowType = 'DreamWorkflow'\"",
+        "memoryctl schedule list",
+        f"memoryctl memory list --memory-ref {TENANTS[0].memory_ref} --limit 5",
+    ]
+    when = (
+        "In another terminal, while this one runs"
+        if running
+        else "Next: run ./quickstart.sh (it stays up until Ctrl-C) and, in another terminal"
+    )
+    console.print(f"{when}:", markup=False)
+    for line in lines:
+        console.print(f"  {line}", soft_wrap=True, markup=False, highlight=False)
+    if ui_url:
+        # The UI lists every workflow; commitment workflows (one per promise) would bury
+        # the dreams, so this link shows the dreams only.
+        query = urllib.parse.quote("WorkflowType = 'DreamWorkflow'")
+        console.print(
+            f"Dreams in the Temporal UI: {ui_url}/namespaces/default/workflows?query={query}",
+            soft_wrap=True,
+            markup=False,
+        )
+
+
+async def _seed_once(
+    store: PostgresMemoryStore, vault: dict[str, dict[str, str]], state_dir: Path, *, new_day: bool
+) -> None:
+    """The demo's memory is written once per state dir: run after run, the dream works
+    on what is there and what the user added, and memory does not grow by itself.
+    ``--new-day`` adds another day's notes (and a changed fact) on purpose."""
+    existing = sum([await store.count(tenant.memory_ref) for tenant in TENANTS])
+    if existing and not new_day:
+        console.print(
+            f"Demo memory already seeded ({existing} entries); nothing added. "
+            "`memoryctl demo --new-day` adds another day's notes.",
+            soft_wrap=True,
+            markup=False,
+        )
+        return
+    written = await seed_demo_memory(store, vault, _next_demo_day(state_dir))
+    console.print("Seeded " + ", ".join(f"{n} entries into {ref}" for ref, n in written.items()))
+
+
+def _next_demo_day(state_dir: Path) -> int:
+    counter = state_dir / "demo-runs"  # the days seeded so far (the name predates --new-day)
     number = int(counter.read_text()) + 1 if counter.exists() else 1
     counter.write_text(str(number))
     return number

@@ -57,7 +57,12 @@ def _spawn(state_dir: Path, port: int, ui_port: int, ui: bool) -> subprocess.Pop
     command = dev_server_command(state_dir, port, ui_port if ui else None)
     with (state_dir / "temporal-dev-server.log").open("ab") as log:
         # The child keeps its own copy of the log descriptor.
-        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        # A session of its own: Ctrl-C in the terminal reaches the quick start only, which
+        # stops the API and the worker first and this server last. Killed together, the
+        # worker spent seconds retrying a server that was gone (hundreds of lines).
+        return subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 @contextlib.asynccontextmanager

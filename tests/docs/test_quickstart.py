@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _run_quickstart(state_dir: Path, port: int, ui_port: int, api_port: int) -> str:
+def _quickstart_env(state_dir: Path) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -34,19 +37,23 @@ def _run_quickstart(state_dir: Path, port: int, ui_port: int, api_port: int) -> 
         QUICKSTART_SKIP_INSTALL="1",
         COLUMNS="200",
     )
+    return env
+
+
+def _ports_args(port: int, ui_port: int, api_port: int) -> list[str]:
+    return ["--temporal-port", str(port), "--ui-port", str(ui_port), "--api-port", str(api_port)]
+
+
+def _run_quickstart(state_dir: Path, port: int, ui_port: int, api_port: int, *more: str) -> str:
     completed = subprocess.run(
         [
             "bash",
             str(ROOT / "quickstart.sh"),
             "--exit-after-run",
-            "--temporal-port",
-            str(port),
-            "--ui-port",
-            str(ui_port),
-            "--api-port",
-            str(api_port),
+            *_ports_args(port, ui_port, api_port),
+            *more,
         ],
-        env=env,
+        env=_quickstart_env(state_dir),
         capture_output=True,
         text=True,
         timeout=240,
@@ -100,10 +107,109 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     assert "Stopped the API, the worker and the Temporal dev server." in first
     assert (tmp_path / "postgres").is_dir() and (tmp_path / "secrets.json").exists()
 
-    second = _run_quickstart(tmp_path, port, ui_port, api_port)
+    # What to run next, with this run's exact environment.
+    assert f'export PATH="{Path(sys.executable).parent}:$PATH"' in first
+    assert f"export TEMPORAL_ADDRESS=127.0.0.1:{port}" in first
+    assert f"export AGENT_MEMORY_STATE_DIR={tmp_path}" in first
+    assert "Seeded " in first
+
+    # Another day's notes on purpose: the demo memory is otherwise seeded once.
+    second = _run_quickstart(tmp_path, port, ui_port, api_port, "--new-day")
     assert key_file.read_text() == key  # the same key, still valid, is reused
     assert "MEMORY-INDEX.json v2" in second
     assert "2 archives" in second
     # The next day: the facts learned again merge into yesterday's survivors, and the
     # re-keyed plan tier supersedes yesterday's value.
     assert "1 superseded" in second
+
+
+class _Running:
+    """A quick start left up (no --exit-after-run), its output read as it comes."""
+
+    def __init__(self, state_dir: Path, ports: list[str]) -> None:
+        self.process = subprocess.Popen(
+            ["bash", str(ROOT / "quickstart.sh"), *ports],
+            env=_quickstart_env(state_dir),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C goes to its process group, as in a terminal
+        )
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def wait_for(self, text: str, seconds: float = 180) -> None:
+        deadline = time.monotonic() + seconds
+        while not any(text in line for line in self.lines):
+            assert self.process.poll() is None, "".join(self.lines)[-3000:]
+            assert time.monotonic() < deadline, "".join(self.lines)[-3000:]
+            time.sleep(0.05)
+
+    def ctrl_c(self) -> tuple[int, float, list[str]]:
+        """SIGINT to the process group, as the terminal sends it; (status, seconds to
+        exit, the lines printed after it)."""
+        before = len(self.lines)
+        started = time.monotonic()
+        os.killpg(self.process.pid, signal.SIGINT)
+        status = self.process.wait(60)
+        elapsed = time.monotonic() - started
+        time.sleep(0.2)  # the reader drains the pipe
+        return status, elapsed, self.lines[before:]
+
+
+def _refused(state_dir: Path, ports: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(ROOT / "quickstart.sh"), "--exit-after-run", *ports],
+        env=_quickstart_env(state_dir),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_dream_then_again_resumes_and_a_second_quick_start_is_one_line(
+    tmp_path: Path,
+) -> None:
+    ports = _ports_args(_free_port(), _free_port(), _free_port())
+    first = _Running(tmp_path, ports)
+    first.wait_for("Created dream schedules")
+    status, elapsed, after = first.ctrl_c()  # mid-dream
+    assert status == 130, "".join(first.lines)[-3000:]
+    assert elapsed < 10, elapsed  # it took 12 s, killed together with the dev server
+    assert len(after) <= 6 and "Traceback" not in "".join(after), after
+    assert "A dream left running resumes on the next run." in "".join(after)
+
+    # The next run is not blocked by the interrupted dream (the schedule skips a
+    # trigger while it runs): it finishes it, and seeds nothing a second time.
+    second = _Running(tmp_path, ports)
+    second.wait_for("Press Ctrl-C to stop.")
+    output = "".join(second.lines)
+    assert "Demo memory already seeded" in output and "Seeded " not in output
+    assert "dream complete" in output or "resumes" in output
+
+    # A second quick start while this one runs: one line each, nothing started.
+    other_ports = _ports_args(_free_port(), _free_port(), _free_port())
+    locked = _refused(tmp_path, other_ports)
+    assert locked.returncode == 1, locked.stdout + locked.stderr
+    assert locked.stderr.splitlines() == [
+        f"error: another quick start (pid {second.process.pid}) is using {tmp_path}: stop it "
+        "first (Ctrl-C), or set AGENT_MEMORY_STATE_DIR to run a second one"
+    ]
+    clash = _refused(tmp_path / "elsewhere", ports)
+    assert clash.returncode == 1, clash.stdout + clash.stderr
+    (line,) = clash.stderr.splitlines()
+    assert line.startswith(f"error: port {ports[1]} (--temporal-port) is in use"), line
+
+    status, elapsed, after = second.ctrl_c()  # the stack idle: a clean stop, exit 0
+    assert status == 0 and elapsed < 10, (status, elapsed)
+    assert (
+        "".join(after).strip().endswith("Stopped the API, the worker and the Temporal dev server.")
+    ), after

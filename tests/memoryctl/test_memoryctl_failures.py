@@ -205,7 +205,7 @@ def test_database_commands_still_work_against_a_live_database(database_url: str)
 # ---------------------------------------------------------------------- bad arguments
 
 
-@pytest.mark.parametrize("cron", ["61 * * * *", "not a cron", "*/0 * * * *"])
+@pytest.mark.parametrize("cron", ["61 * * * *", "not a cron at all", "*/0 * * * *"])
 async def test_invalid_cron_is_bad_input_and_creates_nothing(
     temporal_env: WorkflowEnvironment, cron: str
 ) -> None:
