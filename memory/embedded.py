@@ -8,6 +8,7 @@ finds yesterday's memory.
 
 from __future__ import annotations
 
+import json
 import os
 import urllib.parse
 import warnings
@@ -39,10 +40,49 @@ def start_embedded_postgres(data_dir: Path | None = None) -> Any:
     path = (data_dir or default_data_dir()).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     if path not in _servers:
+        _forget_dead_handles(path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _servers[path] = embedded_postgres.get_server(path, cleanup_mode="stop")
     return _servers[path]
+
+
+# embedded-postgres's list of the processes holding a handle on a data directory; the
+# last one to exit stops the server.
+HANDLE_FILE = ".handle_pids.json"
+
+
+def _forget_dead_handles(path: Path) -> None:
+    """A process that ended without its exit handlers (killed, or os._exit after a
+    Temporal client: memoryctl/cli.py exit_process) left its pid in the handle file, and
+    the server was then never stopped again: the last live process never saw itself
+    alone on the list. Dead pids are dropped before this process adds its own."""
+    handles = path / HANDLE_FILE
+    try:
+        pids = json.loads(handles.read_text())
+    except (OSError, ValueError):
+        return  # no file yet, or one the library will rewrite
+    alive = [pid for pid in pids if isinstance(pid, int) and _alive(pid)]
+    if alive != pids:
+        handles.write_text(json.dumps(alive))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+def release_embedded_servers() -> None:
+    """This process's handles, released now (the server stops if it was the last):
+    what the library's exit handler does, for a process about to skip exit handlers."""
+    for server in list(_servers.values()):
+        server.cleanup()
+    _servers.clear()
 
 
 def asyncpg_url_for(server: Any, database: str = "postgres") -> str:

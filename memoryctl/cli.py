@@ -146,6 +146,11 @@ def exit_process(status: int) -> NoReturn:
     if _temporal_connected:
         sys.stdout.flush()
         sys.stderr.flush()
+        # os._exit skips exit handlers, the embedded PostgreSQL's among them: release
+        # its handle first, or the server would never be stopped again.
+        from memory.embedded import release_embedded_servers
+
+        release_embedded_servers()
         os._exit(status)
     raise SystemExit(status)
 

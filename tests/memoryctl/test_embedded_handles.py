@@ -1,0 +1,55 @@
+"""The embedded PostgreSQL stops when the last command using it ends: also after a
+command that ends through os._exit (those that made a Temporal client: serve,
+capabilities), and after one that was killed and left its pid in the handle file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory.embedded import HANDLE_FILE
+from tests.support.http_app import free_port
+
+pytestmark = pytest.mark.slow
+
+
+def _memoryctl(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update(AGENT_MEMORY_STATE_DIR=str(state_dir), TEMPORAL_ADDRESS=f"127.0.0.1:{free_port()}")
+    return subprocess.run(
+        [sys.executable, "-m", "memoryctl.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _running(state_dir: Path) -> bool:
+    return (state_dir / "postgres" / "postmaster.pid").exists()
+
+
+def test_a_command_that_exits_through_os_exit_still_stops_the_server(tmp_path: Path) -> None:
+    result = _memoryctl(tmp_path, "capabilities", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)  # it did its work (Temporal unreachable is reported)
+    assert not _running(tmp_path), "the embedded PostgreSQL was left running"
+    assert json.loads((tmp_path / "postgres" / HANDLE_FILE).read_text()) == []
+
+
+def test_a_dead_process_in_the_handle_file_does_not_keep_the_server_up(tmp_path: Path) -> None:
+    first = _memoryctl(tmp_path, "db", "upgrade")
+    assert first.returncode == 0, first.stderr
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    handles = tmp_path / "postgres" / HANDLE_FILE
+    handles.write_text(json.dumps([gone.pid]))  # a command killed with -9 leaves this
+    again = _memoryctl(tmp_path, "memory", "list", "--memory-ref", "mem://acme/agent-1")
+    assert again.returncode == 0, again.stderr
+    assert not _running(tmp_path), "a dead pid kept the embedded PostgreSQL running"
