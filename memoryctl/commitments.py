@@ -270,6 +270,7 @@ def timezone(
         str, typer.Option("--tenant", help="The tenant (memoryRef's first segment).")
     ],
     zone: Annotated[str | None, typer.Argument(help="IANA zone, e.g. Europe/Berlin.")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Show or set the zone a tenant's time expressions mean (default UTC)."""
 
@@ -277,7 +278,11 @@ def timezone(
         book = store.commitments
         return await (book.set_time_zone(tenant, zone) if zone else book.time_zone(tenant))
 
-    console.print(with_store(use))
+    current = with_store(use)
+    if as_json:
+        print_json({"tenant": tenant, "timeZone": current})
+        return
+    console.print(current)
 
 
 DateOrderOption = Annotated[

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import typer
 
-from memoryctl.cli import console, database_engine, run_action
+from memoryctl.cli import JsonOption, console, database_engine, print_json, run_action
 
 db_app = typer.Typer(no_args_is_help=True, help="The memory store's database.")
 
 
 @db_app.command("upgrade")
-def db_upgrade() -> None:
+def db_upgrade(as_json: JsonOption = False) -> None:
     """Apply the Alembic migrations to DATABASE_URL (or the embedded server)."""
     from memory.database import migrate
 
@@ -25,4 +25,7 @@ def db_upgrade() -> None:
             await engine.dispose()
 
     run_action(action)
+    if as_json:
+        print_json({"schema": "head"})
+        return
     console.print("database schema is at head")

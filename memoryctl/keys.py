@@ -104,7 +104,10 @@ def list_(
 
 
 @keys_app.command("revoke")
-def revoke(key_id: Annotated[str, typer.Argument(help="The key id (keys list shows it).")]) -> None:
+def revoke(
+    key_id: Annotated[str, typer.Argument(help="The key id (keys list shows it).")],
+    as_json: JsonOption = False,
+) -> None:
     """Revoke a key: requests with it are refused from now on. Exit 1 when no live key
     has this id (unknown, or already revoked)."""
 
@@ -116,4 +119,7 @@ def revoke(key_id: Annotated[str, typer.Argument(help="The key id (keys list sho
             raise KeyNotRevoked(f"key id {key_id!r}: no live key (unknown or already revoked)")
 
     _with_keys(use)
+    if as_json:
+        print_json({"keyId": key_id, "revoked": True})
+        return
     console.print(f"revoked {key_id}", markup=False)

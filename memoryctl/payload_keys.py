@@ -106,6 +106,7 @@ def generate(
     tenants: Annotated[
         list[str] | None, typer.Option("--tenant", help="Give this tenant its own key.")
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Write a new keys file: a system key, and one key per --tenant. Refuses to
     overwrite a file (that would shred every payload written under it)."""
@@ -117,6 +118,9 @@ def generate(
         document["tenants"][tenant] = {"active": "", "keys": {}}
         _add_key(document["tenants"][tenant], _next_id(document, tenant))
     _write(file, document)
+    if as_json:  # key ids only: key material never reaches the terminal
+        print_json({"file": str(file), "keyIds": sorted(_all_ids(document))})
+        return
     console.print(f"wrote {file} ({len(_all_ids(document))} keys)", markup=False)
 
 
@@ -127,6 +131,7 @@ def rotate(
         str | None, typer.Option("--tenant", help="Rotate this tenant's key.")
     ] = None,
     system: Annotated[bool, typer.Option("--system", help="Rotate the system key.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Add a new key and make it active: new payloads use it, every listed key still
     decrypts. A tenant without its own key gets one. Rotating the system key keeps the
@@ -144,6 +149,9 @@ def rotate(
         key_id = _next_id(document, tenant)
     _add_key(key_set, key_id)
     _write(file, document)
+    if as_json:
+        print_json({"file": str(file), "activeKeyId": key_id})
+        return
     console.print(f"{key_id} is now active; restart workers and the API", markup=False)
 
 
@@ -154,6 +162,7 @@ def shred(
     key: Annotated[
         str | None, typer.Option("--key", help="Only this (inactive) key id of the tenant.")
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Crypto-shredding: delete a tenant's keys (or one old key), so every Temporal
     payload encrypted with them is unreadable from now on, in every history and backup.
@@ -174,6 +183,9 @@ def shred(
         removed = [key]
         del key_set["keys"][key]
     _write(file, document)
+    if as_json:
+        print_json({"file": str(file), "tenant": tenant, "deletedKeyIds": removed})
+        return
     console.print(f"deleted {', '.join(removed)}; restart workers and the API", markup=False)
 
 

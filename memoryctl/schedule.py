@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from memoryctl.cli import MemoryRefOption, checked_ref, console, run_action, temporal_client
+from memoryctl.cli import (
+    JsonOption,
+    MemoryRefOption,
+    checked_ref,
+    console,
+    print_json,
+    run_action,
+    temporal_client,
+)
 
 if TYPE_CHECKING:
     from memoryctl.schedules import ScheduleRow
@@ -33,6 +41,7 @@ def schedule_create(
     schedule_id: Annotated[
         str | None, typer.Option(help="Default: dream:<tenant>:<agent>[:<scope>].")
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Create a nightly dream schedule for a memoryRef."""
     from memoryctl.schedules import create_dream_schedule
@@ -51,25 +60,43 @@ def schedule_create(
             schedule_id=schedule_id,
         )
 
-    console.print(f"created schedule {run_action(action)}")
+    created = run_action(action)
+    if as_json:
+        print_json({"scheduleId": created, "memoryRef": str(ref), "cron": cron})
+        return
+    console.print(f"created schedule {created}")
 
 
 @schedule_app.command("list")
-def schedule_list() -> None:
+def schedule_list(as_json: JsonOption = False) -> None:
     """List dream schedules."""
     from memoryctl.schedules import list_dream_schedules
 
     async def action() -> list[ScheduleRow]:
         return await list_dream_schedules(await temporal_client())
 
+    rows = run_action(action)
+    if as_json:
+        print_json(
+            [
+                {
+                    "scheduleId": row.schedule_id,
+                    "memoryRef": row.memory_ref,
+                    "cron": row.cron,
+                    "nextRun": row.next_run,
+                }
+                for row in rows
+            ]
+        )
+        return
     table = Table("schedule id", "memoryRef", "cron", "next run")
-    for row in run_action(action):
+    for row in rows:
         table.add_row(row.schedule_id, row.memory_ref, row.cron, row.next_run)
     console.print(table)
 
 
 @schedule_app.command("trigger")
-def schedule_trigger(schedule_id: str) -> None:
+def schedule_trigger(schedule_id: str, as_json: JsonOption = False) -> None:
     """Run a dream schedule's action now."""
     from memoryctl.schedules import trigger_dream_schedule
 
@@ -77,11 +104,14 @@ def schedule_trigger(schedule_id: str) -> None:
         await trigger_dream_schedule(await temporal_client(), schedule_id)
 
     run_action(action)
+    if as_json:
+        print_json({"scheduleId": schedule_id, "triggered": True})
+        return
     console.print(f"triggered {schedule_id}")
 
 
 @schedule_app.command("delete")
-def schedule_delete(schedule_id: str) -> None:
+def schedule_delete(schedule_id: str, as_json: JsonOption = False) -> None:
     """Delete a dream schedule (running dreams finish)."""
     from memoryctl.schedules import delete_dream_schedule
 
@@ -89,4 +119,7 @@ def schedule_delete(schedule_id: str) -> None:
         await delete_dream_schedule(await temporal_client(), schedule_id)
 
     run_action(action)
+    if as_json:
+        print_json({"scheduleId": schedule_id, "deleted": True})
+        return
     console.print(f"deleted {schedule_id}")

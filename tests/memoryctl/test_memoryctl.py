@@ -3,11 +3,13 @@ naming the field."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from itertools import chain, combinations
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -150,3 +152,53 @@ async def test_schedule_list_names_the_memory_ref_of_a_schedule_the_temporal_cli
         assert "mem://cli-made/agent-7" in row and "?" not in row
     finally:
         await temporal_env.client.get_schedule_handle("dream-cli-made").delete()
+
+
+# Long-running processes with no result to print, and a command whose output is the JSON
+# file itself.
+WITHOUT_JSON = {"serve", "demo", "index show"}
+
+
+def test_every_command_takes_json_as_the_docs_promise() -> None:
+    """docs/cli.md: 'Every command has --json for scripts'."""
+    import typer
+
+    from memoryctl.main import app
+
+    def leaves(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
+        children = getattr(command, "commands", None)
+        if children:
+            for name, child in children.items():
+                yield from leaves(child, (*path, name))
+        else:
+            yield " ".join(path), command
+
+    missing = sorted(
+        name
+        for name, command in leaves(typer.main.get_command(app))
+        if name not in WITHOUT_JSON
+        and "--json" not in {opt for param in command.params for opt in getattr(param, "opts", [])}
+    )
+    assert missing == []
+
+
+async def test_schedule_commands_print_json(temporal_env: WorkflowEnvironment) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    ref = "mem://json-tenant/agent-3"
+    created = memoryctl("schedule", "create", "--memory-ref", ref, "--json", address=address)
+    assert created.returncode == 0, created.stderr
+    assert json.loads(created.stdout) == {
+        "scheduleId": "dream:json-tenant:agent-3",
+        "memoryRef": ref,
+        "cron": "0 23 * * *",
+    }
+    listed = json.loads(memoryctl("schedule", "list", "--json", address=address).stdout)
+    (row,) = [row for row in listed if row["scheduleId"] == "dream:json-tenant:agent-3"]
+    assert row["memoryRef"] == ref and row["nextRun"].endswith("23:00:00+00:00")
+    deleted = memoryctl(
+        "schedule", "delete", "dream:json-tenant:agent-3", "--json", address=address
+    )
+    assert json.loads(deleted.stdout) == {
+        "scheduleId": "dream:json-tenant:agent-3",
+        "deleted": True,
+    }
