@@ -71,7 +71,10 @@ class FleetActivities:
     @content_free
     async def find_due_refs(self, request: DueRefsRequest) -> DueRefs:
         refs = await self.work.due(tenant=request.tenant, after=request.after, limit=request.limit)
-        return DueRefs(memory_refs=tuple(str(ref) for ref in refs))
+        known: bool | None = None
+        if not refs and request.tenant is not None and request.after is None:
+            known = await self.work.tenant_has_memory(request.tenant)
+        return DueRefs(memory_refs=tuple(str(ref) for ref in refs), tenant_has_memory=known)
 
     @activity.defn(name=DREAM_AGENTS.name)
     @content_free

@@ -63,6 +63,14 @@ class DreamWork:
             rows = (await connection.execute(statement)).scalars().all()
         return [parse_memory_ref(row) for row in rows]
 
+    async def tenant_has_memory(self, tenant: str) -> bool:
+        """Whether any memoryRef of ``tenant`` holds an entry (ix_entries_ref_created
+        leads with the tenant): a fleet schedule naming a tenant with none is most
+        likely a typo, worth a warning rather than a silent, successful nothing."""
+        statement = select(select(E.c.id).where(tenant_scoped(E, tenant)).exists())
+        async with self.db.reading() as connection:
+            return bool((await connection.execute(statement)).scalar())
+
     async def work_seq(self, ref: MemoryRef) -> int:
         """The ref's count of non-maintenance changes, read before a dream works on it."""
         statement = select(func.coalesce(func.max(C.c.work_seq), 0)).where(scoped(C, ref))

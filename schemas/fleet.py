@@ -62,6 +62,9 @@ class DueRefsRequest(WireModel):
 
 class DueRefs(WireResult):
     memory_refs: tuple[str, ...]
+    # Read only for a first page of one tenant that found nothing: False when the tenant
+    # has no memory at all (a typo in a schedule's input, most likely).
+    tenant_has_memory: bool | None = None
 
 
 class DreamAgentsRequest(WireModel):

@@ -57,6 +57,7 @@ class FleetDreamWorkflow:
         self._in_flight = 0
         # Batches started that wait for a slot.
         self._queued = 0
+        self._no_memory = False
 
     @workflow.query
     def progress(self) -> FleetProgress:
@@ -89,6 +90,13 @@ class FleetDreamWorkflow:
                 summary=f"find up to {request.page_size} agents with work",
             )
             refs = page.memory_refs
+            if page.tenant_has_memory is False:
+                self._no_memory = True
+                workflow.logger.warning(
+                    "tenant %r has no memory at all: nothing to dream (check the schedule's "
+                    "tenant)",
+                    request.tenant,
+                )
             self._progress = self._progress.model_copy(update={"pages": self._progress.pages + 1})
             if refs:
                 batches = [
@@ -113,7 +121,12 @@ class FleetDreamWorkflow:
         # Every batch this run started ends in this run (continue-as-new carries none).
         await asyncio.gather(*dreaming)
         if done:
-            self._show(request.tenant, "done")
+            self._show(
+                request.tenant,
+                "done: this tenant has no memory at all (check the tenant name)"
+                if self._no_memory
+                else "done",
+            )
             return FleetDreamResult(tenant=request.tenant, progress=self._progress)
         workflow.continue_as_new(
             request.model_copy(update={"after": after, "progress": self._progress})

@@ -142,6 +142,23 @@ async def test_a_tenant_run_leaves_other_tenants_alone(
     ]
 
 
+async def test_a_tenant_with_no_memory_is_a_warning_not_a_silent_success(
+    temporal_env: WorkflowEnvironment, fleet_queue: str, store: PostgresMemoryStore
+) -> None:
+    """A schedule naming a tenant that has no memory (a typo, most likely) still
+    completes, and says so; an idle tenant with memory does not."""
+    idle = unique_ref()
+    await _seed(store, idle)
+    await _fleet(temporal_env.client, fleet_queue, tenant=parse_memory_ref(idle).tenant)
+    nobody = f"nobody{uuid.uuid4().hex[:8]}"
+    for tenant, warned in ((nobody, True), (parse_memory_ref(idle).tenant, False)):
+        result, handle = await _fleet(temporal_env.client, fleet_queue, tenant=tenant)
+        assert result.progress.dreamed == 0 and result.progress.batches == 0
+        metadata = await handle.query("__temporal_workflow_metadata")
+        assert ("this tenant has no memory at all" in metadata.current_details) is warned
+        assert metadata.current_details.startswith(f"Fleet dream of {tenant}: done")
+
+
 async def test_pages_and_continue_as_new_cover_every_agent_once(
     temporal_env: WorkflowEnvironment, fleet_queue: str, store: PostgresMemoryStore
 ) -> None:
