@@ -16,8 +16,10 @@ fetched.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,10 +49,15 @@ class StaticWordEmbedder:
 
     @cached_property
     def _inference(self) -> WordLlamaInference:
-        import wordllama
         from safetensors import safe_open
         from tokenizers import Tokenizer
-        from wordllama.inference import WordLlamaInference
+
+        with _root_logging_kept():
+            # wordllama calls logging.basicConfig(level=INFO) when imported: every
+            # process that embedded something then printed INFO lines of every library
+            # on stderr (the CLI, the quick start on Ctrl-C).
+            import wordllama
+            from wordllama.inference import WordLlamaInference
 
         root = Path(wordllama.__file__).parent
         weights = root / "weights" / "l2_supercat_256.safetensors"
@@ -75,3 +82,14 @@ class StaticWordEmbedder:
         if len(texts) <= INLINE_TEXTS:
             return self.embed_now(texts)
         return await asyncio.to_thread(self.embed_now, texts)
+
+
+@contextlib.contextmanager
+def _root_logging_kept() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)

@@ -53,3 +53,14 @@ def test_a_dead_process_in_the_handle_file_does_not_keep_the_server_up(tmp_path:
     again = _memoryctl(tmp_path, "memory", "list", "--memory-ref", "mem://acme/agent-1")
     assert again.returncode == 0, again.stderr
     assert not _running(tmp_path), "a dead pid kept the embedded PostgreSQL running"
+
+
+def test_a_command_that_embeds_prints_no_library_logs(tmp_path: Path) -> None:
+    """wordllama configures INFO logging for the whole process when imported; every
+    command that wrote an entry then printed the embedded server's INFO lines."""
+    assert _memoryctl(tmp_path, "db", "upgrade").returncode == 0
+    put = _memoryctl(
+        tmp_path, "memory", "put", "--memory-ref", "mem://acme/agent-1", "--content", "a note"
+    )
+    assert put.returncode == 0, put.stderr
+    assert put.stderr == ""
