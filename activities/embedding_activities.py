@@ -13,6 +13,7 @@ from activities.boundary import content_free
 from activities.contracts import CATCH_UP_VECTORS, RETIRE_VECTORS
 from activities.heartbeat import progress
 from memory.store import PostgresMemoryStore
+from runtime.product_metrics import ProductMetrics
 from schemas.embeddings import (
     CatchUpVectorsRequest,
     CatchUpVectorsResult,
@@ -37,9 +38,11 @@ class EmbeddingActivities:
         after = (request.after.memory_ref, request.after.entry_id) if request.after else None
         embedded = 0
         beat = progress()
+        metrics = ProductMetrics.in_activity()
         for _ in range(request.max_pages):
             page = await vectors.catch_up(after, request.batch_size)
             embedded += page.embedded
+            metrics.embedded(page.embedded)
             after = page.after
             beat({"embedded": embedded, "memoryRef": after[0] if after else None})
             if after is None:

@@ -52,6 +52,10 @@ LATENESS = (
     "How long after its due instant a commitment occurrence was claimed",
 )
 ERASED = ("agent_memory_erased_entries", "Entries erased with their derived copies, by reason")
+EMBEDDED = (
+    "agent_memory_entries_embedded",
+    "Entries given a vector by a re-embedding (ReembedWorkflow) pass",
+)
 HTTP_DURATION = (
     "agent_memory_http_request_duration_seconds",
     "HTTP requests served, by route template, method and status",
@@ -111,6 +115,9 @@ class ProductMetrics:
 
     def erased(self, entries: int, *, reason: Literal["ttl"]) -> None:
         self._count(ERASED, entries, reason=reason)
+
+    def embedded(self, entries: int) -> None:
+        self._count(EMBEDDED, entries)
 
     def http_request(self, *, route: str, method: str, status: int, seconds: float) -> None:
         self._http.record(seconds, {"route": route, "method": method, "status": str(status)})
