@@ -20,9 +20,11 @@ its inferred commitments as ``proposed``: nothing fires until ``confirm``.
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+from rich import box
 from rich.table import Table
 
 from memoryctl.cli import (
@@ -120,23 +122,37 @@ def _span(row: CommitmentRecord) -> str:
 
 
 def _table(rows: list[CommitmentRecord]) -> Table:
-    table = Table()
-    columns = ("id", "entry", "condition", "state", "understood", "span", "next", "fired", "missed")
-    for column in columns:
-        table.add_column(column, overflow="fold")
+    """What tells commitments apart, readable at 80 columns: the id whole (to copy into
+    show, confirm or cancel), its state, when it fires next and how often it fired. The
+    rest (entry, condition, reading) is in `show` and --json; nine folded columns made
+    every cell a few letters wide."""
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("id", no_wrap=True)
+    table.add_column("state", no_wrap=True)
+    table.add_column("next (UTC)", no_wrap=True)
+    table.add_column("fired", no_wrap=True, justify="right")
     for row in rows:
         table.add_row(
             row.commitment_id,
-            row.memory_id,
-            row.condition,
             row.state,
-            row.understood or "",
-            _span(row),
-            row.next_at.isoformat() if row.next_at else "",
-            str(row.fire_count),
-            str(row.missed_count),
+            row.next_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if row.next_at else "-",
+            f"{row.fire_count}" + (f" ({row.missed_count} missed)" if row.missed_count else ""),
         )
     return table
+
+
+def _fields(row: CommitmentRecord) -> list[tuple[str, str]]:
+    return [
+        ("id", row.commitment_id),
+        ("entry", row.memory_id),
+        ("condition", row.condition),
+        ("state", row.state),
+        ("understood", row.understood or ""),
+        ("span", _span(row)),
+        ("next", row.next_at.isoformat() if row.next_at else "-"),
+        ("fired", str(row.fire_count)),
+        ("missed", str(row.missed_count)),
+    ]
 
 
 @commitments_app.command("list")
@@ -167,7 +183,8 @@ def show(memory_ref: MemoryRefOption, commitment_id: IdOption, as_json: JsonOpti
     if as_json:
         print_json(detail.to_wire())
         return
-    console.print(_table([detail.commitment]))
+    for name, value in _fields(detail.commitment):
+        console.print(f"{name}: {value}", markup=False, soft_wrap=True)
     console.print(f"intention: {detail.intention or '(source entry forgotten)'}", markup=False)
     console.print(f"read: {_read(detail)}", markup=False)
     reading = detail.commitment.reading

@@ -23,6 +23,7 @@ from memoryctl.cli import (
     console,
     print_json,
     run_action,
+    short_instant,
     start_and_wait,
     with_store,
 )
@@ -103,11 +104,17 @@ def audit(
         console.print("nothing marked")
         return
     table = Table()
-    for column in ("id", "reason", "superseded by", "pass", "at"):
+    table.add_column("id", no_wrap=True)  # whole, so it can be copied
+    for column in ("reason", "superseded by", "pass"):
         table.add_column(column, overflow="fold")
+    table.add_column("at", no_wrap=True)
     for row in rows:
         table.add_row(
-            row.id, row.reason, row.superseded_by, row.pass_id or "", row.superseded_at.isoformat()
+            row.id,
+            row.reason,
+            row.superseded_by,
+            row.pass_id or "",
+            short_instant(row.superseded_at),
         )
     console.print(table)
 

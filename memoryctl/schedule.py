@@ -89,9 +89,11 @@ def schedule_list(as_json: JsonOption = False) -> None:
             ]
         )
         return
-    table = Table("schedule id", "memoryRef", "cron", "next run")
+    table = Table("schedule id", "memoryRef", "cron", "next run (UTC)")
     for row in rows:
-        table.add_row(row.schedule_id, row.memory_ref, row.cron, row.next_run)
+        # Minutes are what a cron sets: "2026-11-28 23:00", not the 25-character ISO form.
+        next_run = row.next_run[:16].replace("T", " ") if row.next_run != "-" else "-"
+        table.add_row(row.schedule_id, row.memory_ref, row.cron, next_run)
     console.print(table)
 
 

@@ -74,6 +74,17 @@ async def test_infer_list_show_and_cancel(
     assert shown["intention"] == INTENTION
     assert shown["spec"]["kind"] == "once"
 
+    # The table reads at 80 columns: every line fits, and the id is whole to copy.
+    narrow = {**env, "COLUMNS": "80"}
+    table = ok(await asyncio.to_thread(memoryctl, "list", "--memory-ref", ref, env=narrow))
+    assert all(len(line) <= 80 for line in table.splitlines()), table
+    (line,) = [line for line in table.splitlines() if cid in line]
+    assert "armed" in line
+    details = ok(
+        await asyncio.to_thread(memoryctl, "show", "--memory-ref", ref, "--id", cid, env=narrow)
+    )
+    assert f"id: {cid}" in details and f"entry: {source.id}" in details
+
     cancelled = ok(
         await asyncio.to_thread(memoryctl, "cancel", "--memory-ref", ref, "--id", cid, env=env)
     )
