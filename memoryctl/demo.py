@@ -29,19 +29,27 @@ def demo(
 ) -> None:
     """Start embedded PostgreSQL, the Temporal dev server, the worker and the HTTP API;
     run a dream."""
+    from memory.embedded import default_data_dir
     from memoryctl.cli import console, print_error
-    from memoryctl.demo_guard import QuickStartRefused
-    from memoryctl.demo_stack import DemoOptions, run_demo
+    from memoryctl.demo_guard import QuickStartRefused, check_ports, state_dir_lock
 
-    options = DemoOptions(
-        exit_after_run=exit_after_run,
-        new_day=new_day,
-        temporal_port=temporal_port,
-        ui_port=ui_port,
-        api_port=api_port,
-    )
     try:
-        raise typer.Exit(asyncio.run(run_demo(options)))
+        # Checked before the stack's imports (Temporal, the store, the worker: seconds),
+        # so a second quick start is refused at once; the lock is held for the whole run.
+        with state_dir_lock(default_data_dir().parent):
+            check_ports(
+                {"--temporal-port": temporal_port, "--ui-port": ui_port, "--api-port": api_port}
+            )
+            from memoryctl.demo_stack import DemoOptions, run_demo
+
+            options = DemoOptions(
+                exit_after_run=exit_after_run,
+                new_day=new_day,
+                temporal_port=temporal_port,
+                ui_port=ui_port,
+                api_port=api_port,
+            )
+            status = asyncio.run(run_demo(options))
     except QuickStartRefused as refused:
         print_error(str(refused))
         raise typer.Exit(refused.exit_status) from None
@@ -51,3 +59,4 @@ def demo(
             "left running resumes on the next run."
         )
         raise typer.Exit(130) from None
+    raise typer.Exit(status)

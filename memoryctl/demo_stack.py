@@ -29,7 +29,6 @@ from memory.store import PostgresMemoryStore
 from memory.vault import FileSecretVault
 from memoryctl.demo_api import check_and_show, serving_api
 from memoryctl.demo_data import TENANTS, load_or_create_secrets, seed_demo_memory
-from memoryctl.demo_guard import check_ports, state_dir_lock
 from memoryctl.dev_server import temporal_dev_server
 from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
 from runtime.binaries import temporal_cli
@@ -251,21 +250,10 @@ async def show_results(
 
 async def run_demo(options: DemoOptions) -> int:
     # The quick start's screen is its own output: warnings and errors only, one line each
-    # (a dependency configures INFO logging at import, which printed pages on Ctrl-C).
+    # (the SDK's INFO lines, worker shutdown among them, would interleave with it).
     configure_logging("text", level=logging.WARNING)
+    # memoryctl demo holds the state dir's lock and checked the ports (demo_guard.py).
     state_dir = default_data_dir().parent
-    with state_dir_lock(state_dir):
-        check_ports(
-            {
-                "--temporal-port": options.temporal_port,
-                "--ui-port": options.ui_port,
-                "--api-port": options.api_port,
-            }
-        )
-        return await _run_demo(options, state_dir)
-
-
-async def _run_demo(options: DemoOptions, state_dir: Path) -> int:
     secrets_path = state_dir / "secrets.json"
     vault = load_or_create_secrets(secrets_path)
     console.print(f"[bold]agent-memory quick start[/bold] (state in {state_dir})")

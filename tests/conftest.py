@@ -8,6 +8,7 @@ import os
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -159,10 +160,22 @@ async def skipping_queue(
     settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue)
     client = time_skipping_env.client
     async with (
-        build_worker(client, settings, store, StaticSecretVault({})),
+        build_worker(
+            client,
+            settings,
+            store,
+            StaticSecretVault({}),
+            graceful_shutdown=TEST_GRACEFUL_SHUTDOWN,
+        ),
         Worker(client, task_queue=f"{task_queue}-clock", workflows=[WaitWorkflow]),
     ):
         yield task_queue
+
+
+# A test's worker stops with the test: an activity still running then (a blocked dream's
+# step, a predicate watch) is cut off after this instead of holding the teardown for the
+# production worker's 20 s grace. worker.py's own stop is tested in test_worker_process.py.
+TEST_GRACEFUL_SHUTDOWN = timedelta(seconds=2)
 
 
 @pytest.fixture
@@ -177,7 +190,11 @@ async def worker_task_queue(
     """A worker running every workflow and activity on a task queue of this test's own."""
     task_queue = f"test-{uuid.uuid4().hex[:12]}"
     worker = build_worker(
-        temporal_env.client, Settings(AGENT_MEMORY_TASK_QUEUE=task_queue), store, vault
+        temporal_env.client,
+        Settings(AGENT_MEMORY_TASK_QUEUE=task_queue),
+        store,
+        vault,
+        graceful_shutdown=TEST_GRACEFUL_SHUTDOWN,
     )
     async with worker:
         yield task_queue

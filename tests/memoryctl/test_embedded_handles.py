@@ -35,7 +35,18 @@ def _running(state_dir: Path) -> bool:
     return (state_dir / "postgres" / "postmaster.pid").exists()
 
 
-def test_a_command_that_exits_through_os_exit_still_stops_the_server(tmp_path: Path) -> None:
+def test_commands_print_no_library_logs_and_stop_the_server_also_through_os_exit(
+    tmp_path: Path,
+) -> None:
+    # wordllama configures INFO logging for the whole process when imported: every
+    # command that wrote an entry then printed the embedded server's INFO lines.
+    assert _memoryctl(tmp_path, "db", "upgrade").returncode == 0
+    put = _memoryctl(
+        tmp_path, "memory", "put", "--memory-ref", "mem://acme/agent-1", "--content", "a note"
+    )
+    assert put.returncode == 0, put.stderr
+    assert put.stderr == ""
+    # capabilities made a Temporal client, so it ends through os._exit.
     result = _memoryctl(tmp_path, "capabilities", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)  # it did its work (Temporal unreachable is reported)
@@ -53,14 +64,3 @@ def test_a_dead_process_in_the_handle_file_does_not_keep_the_server_up(tmp_path:
     again = _memoryctl(tmp_path, "memory", "list", "--memory-ref", "mem://acme/agent-1")
     assert again.returncode == 0, again.stderr
     assert not _running(tmp_path), "a dead pid kept the embedded PostgreSQL running"
-
-
-def test_a_command_that_embeds_prints_no_library_logs(tmp_path: Path) -> None:
-    """wordllama configures INFO logging for the whole process when imported; every
-    command that wrote an entry then printed the embedded server's INFO lines."""
-    assert _memoryctl(tmp_path, "db", "upgrade").returncode == 0
-    put = _memoryctl(
-        tmp_path, "memory", "put", "--memory-ref", "mem://acme/agent-1", "--content", "a note"
-    )
-    assert put.returncode == 0, put.stderr
-    assert put.stderr == ""
