@@ -205,15 +205,22 @@ def test_database_commands_still_work_against_a_live_database(database_url: str)
 # ---------------------------------------------------------------------- bad arguments
 
 
+def _create_with_cron(
+    temporal_env: WorkflowEnvironment, cron: str
+) -> tuple[str, subprocess.CompletedProcess[str]]:
+    """`memoryctl schedule create --cron CRON` for a fresh memoryRef."""
+    address = temporal_env.client.service_client.config.target_host
+    ref = f"mem://cron-{uuid.uuid4().hex[:8]}/agent-1"
+    return ref, memoryctl(
+        "schedule", "create", "--memory-ref", ref, "--cron", cron, TEMPORAL_ADDRESS=address
+    )
+
+
 @pytest.mark.parametrize("cron", ["61 * * * *", "not a cron at all", "*/0 * * * *"])
 async def test_invalid_cron_is_bad_input_and_creates_nothing(
     temporal_env: WorkflowEnvironment, cron: str
 ) -> None:
-    address = temporal_env.client.service_client.config.target_host
-    ref = f"mem://cron-{uuid.uuid4().hex[:8]}/agent-1"
-    result = memoryctl(
-        "schedule", "create", "--memory-ref", ref, "--cron", cron, TEMPORAL_ADDRESS=address
-    )
+    ref, result = _create_with_cron(temporal_env, cron)
     line = one_line_error(result, 2)
     assert line.startswith("error: cron: not a valid cron expression ("), line
     assert cron not in line  # what was typed is not repeated
@@ -228,11 +235,7 @@ async def test_a_cron_without_five_fields_is_refused_not_read_another_way(
 ) -> None:
     """The server reads six fields as seconds first or a year last: a Quartz-style
     "0 0 23 * * *" (23:00 daily) would run at midnight on the 23rd, monthly."""
-    address = temporal_env.client.service_client.config.target_host
-    ref = f"mem://cron-{uuid.uuid4().hex[:8]}/agent-1"
-    result = memoryctl(
-        "schedule", "create", "--memory-ref", ref, "--cron", cron, TEMPORAL_ADDRESS=address
-    )
+    ref, result = _create_with_cron(temporal_env, cron)
     line = one_line_error(result, 2)
     fields = len(cron.split())
     assert line == (
@@ -247,11 +250,7 @@ async def test_a_cron_without_five_fields_is_refused_not_read_another_way(
 async def test_time_zones_and_descriptors_are_still_accepted(
     temporal_env: WorkflowEnvironment, cron: str
 ) -> None:
-    address = temporal_env.client.service_client.config.target_host
-    ref = f"mem://cron-{uuid.uuid4().hex[:8]}/agent-1"
-    result = memoryctl(
-        "schedule", "create", "--memory-ref", ref, "--cron", cron, TEMPORAL_ADDRESS=address
-    )
+    ref, result = _create_with_cron(temporal_env, cron)
     assert result.returncode == 0, result.stderr
     await temporal_env.client.get_schedule_handle(schedule_id_for(ref)).delete()
 
