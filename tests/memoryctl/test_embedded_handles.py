@@ -35,7 +35,7 @@ def _running(state_dir: Path) -> bool:
     return (state_dir / "postgres" / "postmaster.pid").exists()
 
 
-def test_commands_print_no_library_logs_and_stop_the_server_also_through_os_exit(
+def test_commands_print_no_library_logs_and_the_last_one_stops_the_server(
     tmp_path: Path,
 ) -> None:
     # wordllama configures INFO logging for the whole process when imported: every
@@ -51,16 +51,13 @@ def test_commands_print_no_library_logs_and_stop_the_server_also_through_os_exit
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)  # it did its work (Temporal unreachable is reported)
     assert not _running(tmp_path), "the embedded PostgreSQL was left running"
-    assert json.loads((tmp_path / "postgres" / HANDLE_FILE).read_text()) == []
+    handles = tmp_path / "postgres" / HANDLE_FILE
+    assert json.loads(handles.read_text()) == []
 
-
-def test_a_dead_process_in_the_handle_file_does_not_keep_the_server_up(tmp_path: Path) -> None:
-    first = _memoryctl(tmp_path, "db", "upgrade")
-    assert first.returncode == 0, first.stderr
+    # A command killed with -9 leaves its pid behind: it must not keep the server up.
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    handles = tmp_path / "postgres" / HANDLE_FILE
-    handles.write_text(json.dumps([gone.pid]))  # a command killed with -9 leaves this
+    handles.write_text(json.dumps([gone.pid]))
     again = _memoryctl(tmp_path, "memory", "list", "--memory-ref", "mem://acme/agent-1")
     assert again.returncode == 0, again.stderr
     assert not _running(tmp_path), "a dead pid kept the embedded PostgreSQL running"

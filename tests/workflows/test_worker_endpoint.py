@@ -1,10 +1,13 @@
-"""The worker's /healthz, /readyz and /metrics (AGENT_MEMORY_WORKER_HTTP_ADDRESS), on
-``python worker.py`` as users run it: ready once it polls, and after a dream its
-/metrics holds the Temporal SDK's series and the product's with that dream's figures."""
+"""The worker as an operator observes it, on ``python worker.py``: /healthz, /readyz and
+/metrics (AGENT_MEMORY_WORKER_HTTP_ADDRESS), ready once it polls, and after a dream its
+/metrics holds the Temporal SDK's series and the product's with that dream's figures;
+its JSON logs (AGENT_MEMORY_LOG_FORMAT=json) carry the run ids on every line of an
+activity, and an expected refusal (token_budget_exceeded) is one line, no traceback."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -14,21 +17,25 @@ from pathlib import Path
 
 import httpx
 import pytest
+from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.contracts import DISTILL_MEMORY
 from memory.store import PostgresMemoryStore
 from schemas.fleet import FleetDreamInput
-from schemas.workflow_io import DreamInput
+from schemas.workflow_io import DistillationInput, DreamInput
 from tests.api.test_health_and_metrics import samples
 from tests.docs.test_observability import SDK_SERIES_ON_FAILURE, series_read
 from tests.support.factories import note, unique_ref
 from tests.support.http_app import free_port
 from tests.workflows.test_worker_process import ROOT, _address, _wait_for
+from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
 from workflows.fleet_dream import FleetDreamWorkflow
 
 pytestmark = pytest.mark.slow
+
+CANARY = "log-canary-91c2"
 
 
 def _worker(env: dict[str, str]) -> subprocess.Popen[str]:
@@ -56,10 +63,11 @@ async def test_the_worker_reports_ready_and_a_dream_in_its_metrics(
             "DATABASE_URL": database_url,
             "AGENT_MEMORY_SECRETS_FILE": str(tmp_path / "secrets.json"),
             "AGENT_MEMORY_WORKER_HTTP_ADDRESS": f"127.0.0.1:{port}",
+            "AGENT_MEMORY_LOG_FORMAT": "json",
         }
     )
     try:
-        await _wait_for(process, f"polling task queue '{task_queue}'")
+        seen = await _wait_for(process, "polling task queue")
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
             assert (await http.get("/healthz")).json() == {"status": "alive"}
             ready = await http.get("/readyz")
@@ -113,11 +121,42 @@ async def test_the_worker_reports_ready_and_a_dream_in_its_metrics(
         # Labels carry no memoryRef, tenant or content.
         assert ref not in text and ref.split("/")[2] not in text
         assert "endpoint metrics note" not in text
+
+        # An expected refusal: a 20-token budget under a pinned promise.
+        refused_ref = unique_ref()
+        await store.put(refused_ref, note(f"{CANARY} a long pinned promise. " * 10, pinned=True))
+        refused_id = f"distill-{uuid.uuid4().hex[:8]}"
+        with pytest.raises(WorkflowFailureError):
+            await temporal_env.client.execute_workflow(
+                DistillationWorkflow.run,
+                DistillationInput(memory_ref=refused_ref, token_budget=20),
+                id=refused_id,
+                task_queue=task_queue,
+            )
+        handle = temporal_env.client.get_workflow_handle(refused_id)
+        refused_run = (await handle.describe()).run_id
         process.send_signal(signal.SIGTERM)
-        assert await asyncio.to_thread(process.wait, 30) == 0
+        rest, _ = await asyncio.to_thread(process.communicate, timeout=30)
+        assert process.returncode == 0
     finally:
         if process.poll() is None:
             process.kill()
+    _check_json_logs(seen + rest, refused_id, refused_run)
+
+
+def _check_json_logs(output: str, workflow_id: str, run_id: str) -> None:
+    """AGENT_MEMORY_LOG_FORMAT=json: every line one JSON object; the refusal one line
+    with the run's ids and its error type, no traceback; no content anywhere."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    parsed = [json.loads(line) for line in lines]
+    assert all({"time", "level", "logger", "message"} <= set(p) for p in parsed)
+    failed = [p for p in parsed if p.get("error") == "token_budget_exceeded"]
+    assert len(failed) == 1, lines
+    (line,) = failed
+    assert line["workflowId"] == workflow_id and line["runId"] == run_id
+    assert line["activityType"] == "distill_memory" and line["attempt"] == 1
+    assert "traceback" not in line and "Traceback" not in output
+    assert CANARY not in output and "endpoint metrics note" not in output
 
 
 async def test_a_bad_endpoint_address_stops_the_worker_naming_the_variable() -> None:
