@@ -16,7 +16,6 @@ from api.request_metrics import RequestMetrics
 from api.services import ApiServices
 from api.wire_version import WireVersion
 from runtime.health import health_routes, probed
-from runtime.product_metrics import ProductMetrics
 from runtime.tracing import instrument_app
 
 DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
@@ -95,7 +94,7 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     app.add_middleware(WireVersion)
     # Outermost: a request's time covers every middleware and error handler.
     meter = api.metrics.meter if api.metrics else MetricMeter.noop
-    app.add_middleware(RequestMetrics, metrics=ProductMetrics(meter))
+    app.add_middleware(RequestMetrics, meter=meter)
     # When the process traces (runtime/tracing.py): the HTTP span around all of it.
     instrument_app(app)
     return app

@@ -2,7 +2,7 @@
 (``agent_memory_http_request_duration_seconds``, runtime/product_metrics.py).
 
 Pure ASGI and outermost, so the time covers every middleware, the body limit and error
-handlers. The route is the template the router matched (``/api/v1/memory/{memory_id}``),
+handlers. The route is the template the router matched (``/api/v1/memory/{entry_id}``),
 never the path a client sent: ids in paths would give every entry its own series, and a
 path can carry what a client wrote. A request no route matched is ``unmatched``.
 """
@@ -12,8 +12,9 @@ from __future__ import annotations
 import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from temporalio.common import MetricMeter
 
-from runtime.product_metrics import ProductMetrics
+from runtime.product_metrics import HTTP_DURATION
 
 # Set by a middleware that answers before routing (api/fast_reads.py).
 ROUTE_TEMPLATE = "agent_memory.route"
@@ -35,9 +36,10 @@ def route_template(scope: Scope) -> str:
 
 
 class RequestMetrics:
-    def __init__(self, app: ASGIApp, metrics: ProductMetrics) -> None:
+    def __init__(self, app: ASGIApp, meter: MetricMeter) -> None:
         self.app = app
-        self.metrics = metrics
+        # Built once: every request records into it.
+        self.durations = meter.create_histogram_float(*HTTP_DURATION, "s")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -55,9 +57,7 @@ class RequestMetrics:
         try:
             await self.app(scope, receive, send_with_status)
         finally:
-            self.metrics.http_request(
-                route=route_template(scope),
-                method=scope["method"],
-                status=status,
-                seconds=time.perf_counter() - started,
+            self.durations.record(
+                time.perf_counter() - started,
+                {"route": route_template(scope), "method": scope["method"], "status": str(status)},
             )

@@ -7,11 +7,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 from memoryctl.cli import EXIT_FAILED
+from memoryctl.dev_server import port_open
 
 LOCK_FILE = "quickstart.lock"
 
@@ -22,16 +22,10 @@ class QuickStartRefused(Exception):
     exit_status = EXIT_FAILED
 
 
-def _in_use(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.2)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
-
-
 def check_ports(ports: dict[str, int]) -> None:
     """``ports``: option name -> port, e.g. {"--api-port": 8000}."""
     for option, port in ports.items():
-        if _in_use(port):
+        if port_open(port):
             raise QuickStartRefused(
                 f"port {port} ({option}) is in use: is another quick start or server "
                 f"running? Stop it, or pass {option} with a free port"

@@ -21,7 +21,8 @@ class DevServer:
     process: subprocess.Popen[bytes]
 
 
-def _port_open(port: int) -> bool:
+def port_open(port: int) -> bool:
+    """Whether something on this machine listens on ``port`` (127.0.0.1)."""
     with socket.socket() as sock:
         sock.settimeout(0.2)
         return sock.connect_ex(("127.0.0.1", port)) == 0
@@ -69,7 +70,7 @@ def _spawn(state_dir: Path, port: int, ui_port: int, ui: bool) -> subprocess.Pop
 async def temporal_dev_server(
     state_dir: Path, *, port: int = 7233, ui_port: int = 8233, ui: bool = True
 ) -> AsyncIterator[DevServer]:
-    if _port_open(port):
+    if port_open(port):
         raise RuntimeError(
             f"port {port} is already in use: stop the other Temporal server or pass --temporal-port"
         )
@@ -80,7 +81,7 @@ async def temporal_dev_server(
                 raise RuntimeError(
                     f"temporal dev server exited early; see {state_dir / 'temporal-dev-server.log'}"
                 )
-            if _port_open(port):
+            if port_open(port):
                 break
             await asyncio.sleep(0.1)
         else:

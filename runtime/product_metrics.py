@@ -71,8 +71,6 @@ def activity_meter() -> MetricMeter:
 class ProductMetrics:
     def __init__(self, meter: MetricMeter) -> None:
         self.meter = meter
-        # Built once per recorder: the API records every request through one.
-        self._http = meter.create_histogram_float(HTTP_DURATION[0], HTTP_DURATION[1], "s")
 
     @classmethod
     def in_activity(cls) -> ProductMetrics:
@@ -118,6 +116,3 @@ class ProductMetrics:
 
     def embedded(self, entries: int) -> None:
         self._count(EMBEDDED, entries)
-
-    def http_request(self, *, route: str, method: str, status: int, seconds: float) -> None:
-        self._http.record(seconds, {"route": route, "method": method, "status": str(status)})

@@ -3,14 +3,12 @@ test's own store, the dev server and a worker on the test's task queue."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import httpx
-import uvicorn
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
@@ -19,6 +17,7 @@ from api.services import ApiServices
 from memory.api_keys import ApiKeyStore
 from memory.store import PostgresMemoryStore
 from memory.vault import SecretVault
+from runtime.http_serving import serving as listening
 from runtime.settings import Settings
 
 
@@ -30,20 +29,10 @@ def free_port() -> int:
 
 @contextlib.asynccontextmanager
 async def serving(app: FastAPI) -> AsyncIterator[str]:
+    """The app on a free loopback port; yields its base URL."""
     port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
+    async with listening(app, "127.0.0.1", port, setting="the test's API"):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @dataclass
