@@ -4,13 +4,18 @@ A key reads ``amk_<keyId>_<secret>``. The key id is public (it is what ``keys li
 shows and ``keys revoke`` takes); the secret is 32 random bytes shown once at creation.
 Only SHA-256(secret) is stored. A slow password hash buys nothing for a 256-bit random
 secret and would cost every request; the comparison is constant-time.
+
+A key may carry scopes (RFC 0049 style strings such as ``proposals:apply``): they gate
+only the routes that say they require one; every other route needs just a live key.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -27,6 +32,9 @@ PREFIX = "amk_"
 _KEY_ID_BYTES = 6
 _SECRET_BYTES = 32
 MAX_NAME_CHARS = 128
+MAX_SCOPE_CHARS = 64
+MAX_SCOPES = 16
+_SCOPE = re.compile(rf"[a-z][a-z0-9:._*-]{{0,{MAX_SCOPE_CHARS - 1}}}")
 
 
 class ApiKeyRecord(WireResult):
@@ -38,12 +46,39 @@ class ApiKeyRecord(WireResult):
     created_at: datetime
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class CreatedKey:
     record: ApiKeyRecord
     key: str  # the whole key, shown once
+
+
+@dataclass(frozen=True, slots=True)
+class KeyIdentity:
+    """Who a live key is: its tenant, its public id and its scopes."""
+
+    tenant: str
+    key_id: str
+    scopes: frozenset[str]
+
+
+def parse_scopes(scopes: Iterable[str]) -> tuple[str, ...]:
+    """A key's scopes, checked, without duplicates and sorted (as they are stored)."""
+    if isinstance(scopes, str):  # one scope is not its characters
+        raise TypeError("scopes must be a collection of strings, not one string")
+    distinct = set(scopes)
+    for scope in distinct:
+        if not isinstance(scope, str) or not _SCOPE.fullmatch(scope):
+            raise InvalidInput(
+                "scopes",
+                f"each scope must be 1-{MAX_SCOPE_CHARS} characters: lowercase ASCII letters, "
+                "digits and ':' '.' '_' '-' '*', starting with a letter",
+            )
+    if len(distinct) > MAX_SCOPES:
+        raise InvalidInput("scopes", f"at most {MAX_SCOPES} scopes per key")
+    return tuple(sorted(distinct))
 
 
 def _digest(secret: str) -> str:
@@ -69,10 +104,11 @@ class ApiKeyStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
 
-    async def create(self, tenant: str, name: str = "") -> CreatedKey:
+    async def create(self, tenant: str, name: str = "", scopes: Iterable[str] = ()) -> CreatedKey:
         tenant = parse_segment(tenant, "tenant")
         if len(name) > MAX_NAME_CHARS or not name.isprintable():
             raise InvalidInput("name", f"must be at most {MAX_NAME_CHARS} printable characters")
+        checked = parse_scopes(scopes)
         key_id = secrets.token_hex(_KEY_ID_BYTES)
         secret = secrets.token_urlsafe(_SECRET_BYTES)
         now = datetime.now(UTC)
@@ -84,14 +120,23 @@ class ApiKeyStore:
                     name=name,
                     secret_sha256=_digest(secret),
                     created_at=now,
+                    scopes=list(checked),
                 )
             )
-        record = ApiKeyRecord(key_id=key_id, tenant=tenant, name=name, created_at=now)
+        record = ApiKeyRecord(
+            key_id=key_id, tenant=tenant, name=name, created_at=now, scopes=checked
+        )
         return CreatedKey(record=record, key=f"{PREFIX}{key_id}_{secret}")
 
     async def list(self, tenant: str | None = None) -> list[ApiKeyRecord]:
         query = select(
-            K.c.key_id, K.c.tenant, K.c.name, K.c.created_at, K.c.revoked_at, K.c.last_used_at
+            K.c.key_id,
+            K.c.tenant,
+            K.c.name,
+            K.c.created_at,
+            K.c.revoked_at,
+            K.c.last_used_at,
+            K.c.scopes,
         ).order_by(K.c.created_at, K.c.key_id)
         if tenant is not None:
             query = query.where(tenant_scoped(K, parse_segment(tenant, "tenant")))
@@ -113,8 +158,9 @@ class ApiKeyStore:
             )
         return result.rowcount == 1
 
-    async def authenticate(self, key: str) -> str | None:
-        """The tenant of a live key, else None (unknown, malformed, revoked, wrong secret)."""
+    async def authenticate(self, key: str) -> KeyIdentity | None:
+        """Who a live key is (tenant, key id, scopes), else None (unknown, malformed,
+        revoked, wrong secret)."""
         parts = _split(key)
         if parts is None:
             return None
@@ -122,7 +168,7 @@ class ApiKeyStore:
         async with self.engine.connect() as connection:
             row = (
                 await connection.execute(
-                    select(K.c.tenant, K.c.secret_sha256)
+                    select(K.c.tenant, K.c.secret_sha256, K.c.scopes)
                     .where(K.c.key_id == key_id, K.c.revoked_at.is_(None))
                     # The key is what tells the tenant: it cannot be scoped before.
                     .execution_options(**all_tenants("authentication finds the key's tenant"))
@@ -130,4 +176,4 @@ class ApiKeyStore:
             ).first()
         if row is None or not hmac.compare_digest(row.secret_sha256, _digest(secret)):
             return None
-        return str(row.tenant)
+        return KeyIdentity(str(row.tenant), key_id, frozenset(row.scopes))

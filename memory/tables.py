@@ -334,6 +334,7 @@ api_keys = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True)),
     Column("last_used_at", DateTime(timezone=True)),
+    Column("scopes", ARRAY(Text), nullable=False, server_default="{}"),
 )
 
 agent_manifests = Table(

@@ -41,7 +41,8 @@ async def demo_key(keys: ApiKeyStore, state_dir: Path, tenant: str) -> tuple[Pat
     path = state_dir / KEY_FILE
     if path.exists():
         key = path.read_text().strip()
-        if await keys.authenticate(key) == tenant:
+        identity = await keys.authenticate(key)
+        if identity is not None and identity.tenant == tenant:
             return path, key
     created = await keys.create(tenant, name="quick start")
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

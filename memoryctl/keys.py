@@ -1,11 +1,13 @@
 """memoryctl keys: the HTTP API's keys (one tenant each, stored hashed).
 
-    memoryctl keys create --tenant T [--name N] [--json]   prints the key once, and its id
-    memoryctl keys list [--tenant T] [--json]              ids, tenants, names, dates
-    memoryctl keys revoke KEY_ID                           exit 1: unknown or already revoked
+    memoryctl keys create --tenant T [--name N] [--scope S ...] [--json]
+                                               prints the key once, its id and scopes
+    memoryctl keys list [--tenant T] [--json]  ids, tenants, names, scopes, dates
+    memoryctl keys revoke KEY_ID               exit 1: unknown or already revoked
 
 The keys group: its typer app and every command in it. The whole key is shown by
-``create`` and never again: ``list`` shows key ids, never a secret or its hash.
+``create`` and never again: ``list`` shows key ids, never a secret or its hash. Scopes
+(such as ``proposals:apply``) gate only the HTTP routes that say they require one.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ T = TypeVar("T")
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the HTTP API (memoryctl serve).")
 _KEY_ID = re.compile(r"[0-9a-f]{12}")  # memory.api_keys: token_hex(6)
 TenantHelp = "The tenant (a memoryRef's first segment) the key acts for."
+ScopeHelp = "A scope the key grants, such as proposals:apply; repeat for several."
 
 
 class KeyNotRevoked(Exception):
@@ -56,16 +59,18 @@ def _with_keys(use: Callable[[ApiKeyStore], Awaitable[T]]) -> T:
 def create(
     tenant: Annotated[str, typer.Option("--tenant", help=TenantHelp)],
     name: Annotated[str, typer.Option("--name", help="A label for people (printable).")] = "",
+    scopes: Annotated[list[str] | None, typer.Option("--scope", help=ScopeHelp)] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Create a key for a tenant. The key is printed now and never again: store it."""
 
-    created: CreatedKey = _with_keys(lambda keys: keys.create(tenant, name))
+    created: CreatedKey = _with_keys(lambda keys: keys.create(tenant, name, scopes or ()))
     if as_json:
         print_json({**created.record.to_wire(), "key": created.key})
         return
     record = created.record
     console.print(f"created key id {record.key_id} for tenant {record.tenant}", markup=False)
+    console.print(f"scopes: {_scopes(record.scopes)}", markup=False)
     console.print("key (shown only this once; send it as the X-API-Key header):", markup=False)
     # Plain stdout, never wrapped: a wrapped key cannot be copied whole.
     typer.echo(created.key)
@@ -76,7 +81,8 @@ def list_(
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant's keys.")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Key ids, tenants, names and dates, oldest first (never a secret or its hash)."""
+    """Key ids, tenants, names, scopes and dates, oldest first (never a secret or its
+    hash)."""
 
     records = _with_keys(lambda keys: keys.list(tenant))
     if as_json:
@@ -87,7 +93,7 @@ def list_(
         return
     table = Table()
     table.add_column("key id", no_wrap=True)
-    for column in ("tenant", "name"):
+    for column in ("tenant", "name", "scopes"):
         table.add_column(column, overflow="fold")
     for column in ("created", "last used", "revoked"):
         table.add_column(column, no_wrap=True)
@@ -96,11 +102,16 @@ def list_(
             record.key_id,
             record.tenant,
             Text(record.name),  # Text: a name such as "[red]" is not markup
+            Text(_scopes(record.scopes)),
             short_instant(record.created_at),
             short_instant(record.last_used_at),
             short_instant(record.revoked_at),
         )
     console.print(table)
+
+
+def _scopes(scopes: tuple[str, ...]) -> str:
+    return ",".join(scopes) or "-"
 
 
 @keys_app.command("revoke")

@@ -28,8 +28,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from memory.api_keys import ApiKeyStore
+from memory.api_keys import MAX_SCOPES, ApiKeyStore, KeyIdentity
 from memory.store import PostgresMemoryStore
+from schemas.errors import InvalidInput
 from tests.support.factories import WRITTEN_TEXTS, canary, note, unique_ref
 from tests.support.http_app import free_port
 
@@ -144,13 +145,14 @@ async def test_keys_create_list_revoke(database_url: str, engine: AsyncEngine) -
     secret = key.removeprefix(f"amk_{key_id}_")
     digest = hashlib.sha256(secret.encode()).hexdigest()
     keys = ApiKeyStore(engine)
-    assert await keys.authenticate(key) == tenant
+    assert await keys.authenticate(key) == KeyIdentity(tenant, key_id, frozenset())
 
     # create without --json: the key id, then the key alone on its line (copyable).
     plain = ok(await cli("keys", "create", "--tenant", tenant, "--name", "ci"))
     other_key = plain.splitlines()[-1]
     other_id = plain.split()[3]  # "created key id <id> for tenant ..."
-    assert other_key.startswith("amk_") and await keys.authenticate(other_key) == tenant
+    assert other_key.startswith("amk_")
+    assert await keys.authenticate(other_key) == KeyIdentity(tenant, other_id, frozenset())
     table = ok(await cli("keys", "list"))
     listed = ok(await cli("keys", "list", "--tenant", tenant, "--json"))
     assert key_id in table and "ci" in table
@@ -161,12 +163,71 @@ async def test_keys_create_list_revoke(database_url: str, engine: AsyncEngine) -
 
     assert key_id in ok(await cli("keys", "revoke", key_id))
     assert await keys.authenticate(key) is None
-    assert await keys.authenticate(other_key) == tenant  # only the one revoked
+    assert await keys.authenticate(other_key) is not None  # only the one revoked
     again = await cli("keys", "revoke", key_id)
     assert f"key id {key_id!r}" in one_line_error(again, 1)
     assert "already revoked" in again.stderr
     one_line_error(await cli("keys", "revoke", "000000000000"), 1)
     assert "tenant" in one_line_error(await cli("keys", "create", "--tenant", "no/slash"), 2)
+
+
+async def test_keys_carry_scopes(database_url: str, engine: AsyncEngine) -> None:
+    cli = InProcess({"DATABASE_URL": database_url})
+    tenant = f"scopes-{uuid.uuid4().hex[:8]}"
+    keys = ApiKeyStore(engine)
+
+    # The store: checked, duplicates collapsed, sorted; authenticate returns them.
+    created = await keys.create(
+        tenant, "apply", ["proposals:apply", "memory.read", "proposals:apply"]
+    )
+    first_id, first_scopes = created.record.key_id, ("memory.read", "proposals:apply")
+    assert created.record.scopes == first_scopes
+    identity = await keys.authenticate(created.key)
+    assert identity == KeyIdentity(tenant, first_id, frozenset(first_scopes))
+
+    # The CLI: --scope repeated, printed on creation, listed back (JSON and table).
+    scoped = ("--scope", "runs:*", "--scope", "a-b_c")
+    made = json.loads(ok(await cli("keys", "create", "--tenant", tenant, *scoped, "--json")))
+    assert made["scopes"] == ["a-b_c", "runs:*"]
+    assert await keys.authenticate(made["key"]) == KeyIdentity(
+        tenant, made["keyId"], frozenset({"a-b_c", "runs:*"})
+    )
+    plain = ok(await cli("keys", "create", "--tenant", tenant, "--scope", "proposals:apply"))
+    plain_id = plain.split()[3]
+    assert "scopes: proposals:apply" in plain
+    bare = ok(await cli("keys", "create", "--tenant", tenant))
+    bare_id = bare.split()[3]
+    assert "scopes: -" in bare
+    expected = [
+        (first_id, list(first_scopes)),
+        (made["keyId"], ["a-b_c", "runs:*"]),
+        (plain_id, ["proposals:apply"]),
+        (bare_id, []),
+    ]
+    listed = json.loads(ok(await cli("keys", "list", "--tenant", tenant, "--json")))
+    assert [(row["keyId"], row["scopes"]) for row in listed] == expected
+    assert [(r.key_id, list(r.scopes)) for r in await keys.list(tenant)] == expected
+    table = ok(await cli("keys", "list", "--tenant", tenant))
+    assert "scopes" in table.splitlines()[1]
+    rows = {cells[0]: cells for cells in map(_cells, table.splitlines()) if len(cells) > 3}
+    assert rows[first_id][3] == "memory.read,proposals:apply"
+    assert rows[bare_id][3] == "-"
+
+    # A bad scope is refused naming scopes, and no key is written.
+    too_many = [f"s{number}" for number in range(MAX_SCOPES + 1)]
+    for bad in (["Proposals:apply"], ["1st"], ["a" * 65], ["has space"], [""], too_many):
+        with pytest.raises(InvalidInput) as refused:
+            await keys.create(tenant, "bad", bad)
+        assert refused.value.field == "scopes"
+        options = [part for scope in bad for part in ("--scope", scope)]
+        line = one_line_error(await cli("keys", "create", "--tenant", tenant, *options), 2)
+        assert line.startswith("error: scopes: "), line
+    assert "at most 16 scopes" in str(refused.value)
+    assert len(await keys.list(tenant)) == len(expected)
+
+    # A revoked key is refused whatever its scopes.
+    assert await keys.revoke(first_id)
+    assert await keys.authenticate(created.key) is None
 
 
 # ---------------------------------------------------------------------- memory
