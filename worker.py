@@ -28,6 +28,7 @@ from activities.embedding_activities import EmbeddingActivities
 from activities.fixture_run_activities import FixtureRunActivities
 from activities.fleet_activities import FleetActivities
 from activities.memory_activities import MemoryActivities
+from activities.proposal_activities import ProposalActivities
 from activities.workflow_id_activities import WorkflowIdActivities
 from memory.commitments.predicates import PredicateRegistry
 from memory.database import create_engine, database_url_from_env, migrate, wait_for_database
@@ -85,6 +86,14 @@ def build_worker(
     ids = workflow_ids_for(settings)
     commitments = CommitmentActivities(store.commitments, client, settings.task_queue, ids)
     memory = MemoryActivities(store, vault)
+    proposals = ProposalActivities(
+        store.proposals,
+        client,
+        task_queue=settings.task_queue,
+        activation=settings.proposal_activation,
+        vault=vault,
+        ids=ids,
+    )
     return Worker(
         client,
         task_queue=settings.task_queue,
@@ -96,6 +105,7 @@ def build_worker(
             *WorkflowIdActivities(ids).all(),
             *FixtureRunActivities(store).all(),
             *EmbeddingActivities(store).all(),
+            *proposals.all(),
         ],
         # How long running activities may finish after a stop; then they are cancelled
         # and Temporal retries them on the next worker.

@@ -37,6 +37,14 @@ from schemas.embeddings import (
 )
 from schemas.fixture_runs import RunFixtureRequest, RunFixtureResult
 from schemas.fleet import DreamAgentsRequest, DreamAgentsResult, DueRefs, DueRefsRequest
+from schemas.proposals import (
+    InstallRequest,
+    ProposalKey,
+    ProposalStatus,
+    SynthesisRequest,
+    SynthesisResult,
+    TransitionRequest,
+)
 from schemas.snapshot import SnapshotInfo
 from schemas.workflow_ids import ChildWorkflowIds, ChildWorkflowIdsRequest
 from schemas.workflow_io import (
@@ -90,6 +98,13 @@ RETIRE_VECTORS = ActivityContract("retire_vectors", RetireVectorsRequest, Retire
 # and a batch of agents dreamed in one activity.
 FIND_DUE_REFS = ActivityContract("find_due_refs", DueRefsRequest, DueRefs)
 DREAM_AGENTS = ActivityContract("dream_agents", DreamAgentsRequest, DreamAgentsResult)
+# Proposals (workflows/proposal.py): a dream's synthesis, and a proposal's lifecycle
+# steps: read its row, move it (reject, archive, a revision made through the API), and
+# install its artifact as a Temporal schedule then mark it applied.
+SYNTHESIZE_PROPOSALS = ActivityContract("synthesize_proposals", SynthesisRequest, SynthesisResult)
+READ_PROPOSAL = ActivityContract("read_proposal", ProposalKey, ProposalStatus)
+TRANSITION_PROPOSAL = ActivityContract("transition_proposal", TransitionRequest, ProposalStatus)
+INSTALL_PROPOSAL = ActivityContract("install_proposal", InstallRequest, ProposalStatus)
 # Scheduled only by distillations recorded before budget-bounded selection.
 LEGACY_DISTILL = ActivityContract("distill", DistillRequest, DistillationResult)
 
@@ -112,4 +127,8 @@ ALL_CONTRACTS: tuple[ActivityContract[Any, Any], ...] = (
     RUN_FIXTURE,
     FIND_DUE_REFS,
     DREAM_AGENTS,
+    SYNTHESIZE_PROPOSALS,
+    READ_PROPOSAL,
+    TRANSITION_PROPOSAL,
+    INSTALL_PROPOSAL,
 )

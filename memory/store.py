@@ -27,6 +27,7 @@ from memory.fixture_runs.records import FixtureRuns
 from memory.input_gate import checked
 from memory.intent_links import IntentLinks
 from memory.maintenance_writes import declare_maintenance_on
+from memory.proposals.store import ProposalStore
 from memory.redaction import MemorySecretRegistry
 from memory.repositories.consolidation import Consolidations
 from memory.repositories.distillation import Distillations
@@ -103,6 +104,7 @@ class PostgresMemoryStore:
         self.distillations = Distillations(self.db)
         self.consolidations = Consolidations(self.db)
         self.commitments = CommitmentStore(engine, clock)
+        self.proposals = ProposalStore(self.db)
         self.fixture_runs = FixtureRuns(engine, clock)
         self.dream_work = DreamWork(self.db)
         declare_maintenance_on(engine)

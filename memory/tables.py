@@ -390,3 +390,31 @@ fixture_run_events = Table(
     Column("occurred_at", DateTime(timezone=True), nullable=False),
     ForeignKeyConstraint(["run_id"], ["fixture_runs.run_id"], ondelete="CASCADE"),
 )
+
+# Proposals (migration 0023, RFC 0096): what a dream learned the agent could automate,
+# inert until applied. Unique per tenant (the conformance demo draft has one fixed id in
+# every tenant). Title and rationale are written from templates, never from memory
+# content; the artifact is the automation a reviewer may install.
+proposals = Table(
+    "proposals",
+    metadata,
+    Column("tenant", Text, primary_key=True),
+    Column("proposal_id", Text, primary_key=True),
+    Column("memory_ref", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("state", Text, nullable=False),
+    Column("title", Text),
+    Column("rationale", Text),
+    Column("artifact", JSONB, nullable=False),
+    Column("artifact_sha256", Text, nullable=False),
+    Column("source_run_ids", ARRAY(Text), nullable=False),
+    # The routine's entries (ids only): how a later dream knows it has proposed it.
+    Column("source_entry_ids", ARRAY(Text), nullable=False, server_default="{}"),
+    Column("schedule_key", Text),
+    Column("duplicate_of", Text),
+    Column("owner", JSONB, nullable=False),
+    Column("activation", JSONB),
+    Column("version", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)

@@ -63,6 +63,17 @@ class Settings(BaseSettings):
     # an operator turns them on (upstream's switch name). Off, they answer 404, which
     # the suite reads as "not wired". The quick start and the tests turn them on.
     test_seams: bool = Field(default=False, alias="OPENWOP_TEST_SEAM_ENABLED")
+    # Proposals (RFC 0096, docs/proposals.md): how an apply is authorised. direct-rbac:
+    # the caller's key holds proposal_scope. approval-gate: a reviewer holding
+    # "proposals:review" grants it within the timeout ("proposals:override" skips the
+    # gate, recorded on the activation).
+    proposal_activation: Literal["approval-gate", "direct-rbac"] = Field(
+        default="direct-rbac", alias="AGENT_MEMORY_PROPOSAL_ACTIVATION"
+    )
+    proposal_scope: str = Field(default="proposals:apply", alias="AGENT_MEMORY_PROPOSAL_SCOPE")
+    proposal_approval_timeout_s: int = Field(
+        default=7 * 24 * 3600, ge=1, alias="AGENT_MEMORY_PROPOSAL_APPROVAL_TIMEOUT_S"
+    )
 
     @field_validator("payload_keys_file", mode="before")
     @classmethod

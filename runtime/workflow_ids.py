@@ -87,6 +87,19 @@ class WorkflowIds:
             return f"dream:{self.token(parsed)}"
         return ":".join(["dream", parsed.tenant, parsed.agent, *filter(None, [parsed.scope])])
 
+    def _tenant_token(self, tenant: str, name: str) -> str:
+        text = f"{tenant}/{name}"
+        return text if self._secret is None else keyed_token(self._secret, text)
+
+    def proposal(self, tenant: str, proposal_id: str) -> str:
+        """A proposal's lifecycle workflow: one per proposal (ids are unique per tenant)."""
+        return f"proposal/{self._tenant_token(tenant, proposal_id)}"
+
+    def automation(self, tenant: str, proposal_id: str) -> str:
+        """The schedule an applied automation proposal installs: one per proposal, so
+        an apply retried after its install finds it instead of installing twice."""
+        return f"automation/{self._tenant_token(tenant, proposal_id)}"
+
     def children(self, ref: MemoryRef | str) -> ChildWorkflowIds:
         return ChildWorkflowIds(
             distillation=self.distillation(ref),

@@ -25,6 +25,8 @@ class ErrorCode(StrEnum):
     DUPLICATE_KEY = "duplicate_key"
     CAPACITY_EXCEEDED = "memory_capacity_exceeded"
     CONSOLIDATION_REFUSED = "consolidation_refused"
+    # A proposal asked to move where its lifecycle does not go (applied -> revised, ...).
+    INVALID_TRANSITION = "invalid_transition"
     # Not raised as a class: the activity boundary reports unexpected failures with these.
     STORE_UNAVAILABLE = "store_unavailable"
     INTERNAL = "internal_error"
@@ -42,6 +44,7 @@ NON_RETRYABLE_CODES: frozenset[ErrorCode] = frozenset(
         ErrorCode.DUPLICATE_KEY,
         ErrorCode.CAPACITY_EXCEEDED,
         ErrorCode.CONSOLIDATION_REFUSED,
+        ErrorCode.INVALID_TRANSITION,
     }
 )
 
@@ -176,3 +179,27 @@ class PassNotFound(MemoryError_):
     def __init__(self, pass_id: str) -> None:
         super().__init__(f"no consolidation pass {pass_id!r} to undo in this memoryRef")
         self.pass_id = pass_id
+
+
+class ProposalNotFound(MemoryError_):
+    code = ErrorCode.NOT_FOUND
+
+    def __init__(self, proposal_id: str) -> None:
+        super().__init__(f"no proposal with id {proposal_id!r} for this tenant")
+        self.proposal_id = proposal_id
+
+
+class InvalidTransition(MemoryError_):
+    """A proposal's lifecycle refuses the move: draft -> revised -> applied | rejected |
+    archived, and nothing leaves applied, rejected or archived."""
+
+    code = ErrorCode.INVALID_TRANSITION
+
+    def __init__(self, proposal_id: str, state: str, action: str) -> None:
+        super().__init__(f"proposal {proposal_id!r} is {state}: it cannot be {action}")
+        self.proposal_id = proposal_id
+        self.state = state
+        self.action = action
+
+    def details(self) -> dict[str, Any]:
+        return {"state": self.state, "action": self.action}

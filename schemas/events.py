@@ -35,6 +35,9 @@ class EventType(StrEnum):
     # Not an openwop event (consumers ignore unknown types): two look-alike entries that
     # differ in a guarded fact, found by consolidation and left unmerged.
     MEMORY_CONFLICT = "memory.conflict.detected"
+    # RFC 0096 (reviewable learning), content-free: schemas/proposals.py.
+    PROPOSAL_CREATED = "proposal.created"
+    PROPOSAL_ACTIVATED = "proposal.activated"
 
 
 # OpenIntent RFC-0015 §5 lifecycle events (payload MemoryLifecycle): the events an

@@ -36,6 +36,7 @@ def _load_extensions() -> None:
     for module in (
         "schemas.workflow_io",
         "schemas.fleet",
+        "schemas.proposals",
         "schemas.discovery",
         "schemas.discovery_v2",
         "schemas.fixture_runs",

@@ -17,6 +17,7 @@ from schemas.commitments import CommitmentInferenceResult
 from schemas.consolidation import ConsolidationResult
 from schemas.memory_entry import EntryId
 from schemas.memory_ref import MemoryRefField
+from schemas.proposals import SynthesisResult
 from schemas.registry import register
 
 TokenBudget = Annotated[StrictInt, Field(ge=1)]
@@ -133,6 +134,7 @@ class DreamResult(WireResult):
     distillation: DistillationResult | None = None
     consolidation: ConsolidationResult | None = None
     commitments: CommitmentInferenceResult | None = None
+    proposals: SynthesisResult | None = None
     garbage: GarbageReport | None = None
 
 

@@ -4,12 +4,14 @@ It runs distillation as a child workflow whose id is derived from the memoryRef,
 dreams for one memoryRef never run at once (a second one finds the child running and
 returns "skipped-overlap"), then consolidation of the long-term memory, then commitment
 inference and arming (after consolidation, so an intention merged into a survivor is
-inferred from the survivor), then collects garbage. Consolidation, inference and garbage
-collection are activities of the dream, each shown in the UI with its summary: as child
-workflows they cost the Temporal server three more workflows per dream for nothing a
-user sees (a pass started by hand meanwhile is serialised with this one by the
-database's per-memoryRef lock, and the second finds nothing left to merge). Dreams
-recorded before that (patch ``dream-steps-as-activities``) replay with their children.
+inferred from the survivor), then synthesizes proposals from recurring requests (inert
+until a reviewer applies one, workflows/proposal.py), then collects garbage.
+Consolidation, inference and garbage collection are activities of the dream, each shown
+in the UI with its summary: as child workflows they cost the Temporal server three more
+workflows per dream for nothing a user sees (a pass started by hand meanwhile is
+serialised with this one by the database's per-memoryRef lock, and the second finds
+nothing left to merge). Dreams recorded before that (patch ``dream-steps-as-activities``)
+replay with their children.
 Every step runs whether the one before succeeded or failed: one failing step must not
 also stop the others; the dream then fails with the first failure.
 
@@ -40,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         CHILD_WORKFLOW_IDS,
         COLLECT_GARBAGE,
         CONSOLIDATE_MEMORY,
+        SYNTHESIZE_PROPOSALS,
     )
     from runtime.product_metrics import DreamOutcome, ProductMetrics
     from runtime.search_attributes import attributes_of, updates_of
@@ -55,6 +58,7 @@ with workflow.unsafe.imports_passed_through():
         ConsolidationResult,
     )
     from schemas.memory_ref import MemoryRef
+    from schemas.proposals import SynthesisRequest, SynthesisResult
     from schemas.workflow_ids import ChildWorkflowIds, ChildWorkflowIdsRequest
     from schemas.workflow_io import (
         DistillationInput,
@@ -73,6 +77,8 @@ with workflow.unsafe.imports_passed_through():
 
 # Consolidation, inference and arming as the dream's own activities (before: children).
 STEPS_AS_ACTIVITIES = "dream-steps-as-activities"
+# Reviewable learning (RFC 0096): recurring requests become inert proposals.
+SYNTHESIZE_STEP = "dream-proposals"
 
 
 def distillation_workflow_id(memory_ref: MemoryRef | str) -> str:
@@ -134,6 +140,13 @@ class DreamWorkflow:
                 workflow.logger.warning("a commitment inference of this memoryRef is running")
             except (ChildWorkflowError, ActivityError) as error:
                 failure = failure or error
+        proposals: SynthesisResult | None = None
+        # Dreams recorded before reviewable learning replay without synthesis.
+        if workflow.patched(SYNTHESIZE_STEP):
+            try:
+                proposals = await self._synthesize_proposals(ref)
+            except ActivityError as error:
+                failure = failure or error
         garbage = await self._collect_garbage(ref)
         if failure is not None or distillation is None:
             raise failure or ApplicationError("distillation returned nothing")
@@ -151,6 +164,7 @@ class DreamWorkflow:
             distillation=distillation,
             consolidation=consolidation,
             commitments=commitments,
+            proposals=proposals,
             garbage=garbage,
         )
 
@@ -209,6 +223,15 @@ class DreamWorkflow:
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             search_attributes=attributes_of(ref),
             static_summary=f"infer commitments of {ref}",
+        )
+
+    async def _synthesize_proposals(self, ref: MemoryRef) -> SynthesisResult:
+        info = workflow.info()
+        return await call(
+            SYNTHESIZE_PROPOSALS,
+            SynthesisRequest(memory_ref=ref, run_id=f"{info.workflow_id}/{info.run_id}"),
+            policies.SYNTHESIZE,
+            summary="propose automations for recurring requests (inert until applied)",
         )
 
     async def _collect_garbage(self, ref: MemoryRef) -> GarbageReport:

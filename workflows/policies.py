@@ -79,6 +79,10 @@ FLEET_BATCH = ActivityOptions(
     start_to_close=timedelta(hours=2),
     schedule_to_close=OUTAGE_TOLERANCE + timedelta(hours=2),
 )
+# Synthesis reads a memoryRef's requests (at most a few thousand) and starts a workflow
+# per open proposal; a lifecycle step is one transaction, an install one schedule more.
+SYNTHESIZE = ActivityOptions(start_to_close=timedelta(minutes=5))
+PROPOSAL_STEP = ActivityOptions(start_to_close=timedelta(seconds=30))
 # One claim-and-record transaction: short, retried through outages like every store call.
 FIRE = ActivityOptions(start_to_close=timedelta(seconds=30))
 # A conformance fixture's few writes and reads; a client polls for it for seconds, so an

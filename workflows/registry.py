@@ -12,6 +12,7 @@ from workflows.dream import DreamWorkflow
 from workflows.fixture_run import FixtureRunWorkflow
 from workflows.fleet_dream import FleetDreamWorkflow
 from workflows.predicate_watch import PredicateWatchWorkflow
+from workflows.proposal import ProposalWorkflow
 from workflows.reembed import ReembedWorkflow
 
 ALL_WORKFLOWS: list[type] = [
@@ -26,4 +27,5 @@ ALL_WORKFLOWS: list[type] = [
     PredicateWatchWorkflow,
     FixtureRunWorkflow,
     ReembedWorkflow,
+    ProposalWorkflow,
 ]

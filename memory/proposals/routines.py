@@ -1,0 +1,166 @@
+"""Recurring requests in a memoryRef: which requests are "the same", and whether their
+times follow a cadence a schedule can keep. Pure: no I/O, deterministic for the same
+sightings.
+
+A *sighting* is an entry of working or episodic memory (what was said in a session; the
+dream's semantic distillates restate it) that asks for something: an intention in
+commitment inference's sense (a trigger phrase such as "remind me" or "follow up", or a
+``commitment`` / ``intention`` tag, memory/commitment_parsing/phrasing.py) or an entry tagged
+``request`` or ``routine``. Its instant is when the request was due, if inference read a
+one-time commitment from it (a "remind me Monday at 9" said on Friday is a Monday
+request), else when it was written.
+
+"The same" request is consolidation's restatement rule, the one the dream uses to spend
+its budget on a fact once (memory/consolidation/restatements.py): close vectors of the
+offline static model, then the conflict guard and the lexical verifier, then the
+paraphrase rule. The guard is what keeps "send Dana the report" and "send Ravi the
+report" apart: entries that differ in a name, number, date or negation are never the
+same. benchmarks/routine_bench.py measures it on held-out paraphrase pairs.
+
+A *routine* is a group of at least MIN_OCCURRENCES sightings whose local times fall
+- weekly: on one weekday, in distinct weeks, at most MAX_GAP_WEEKS apart; or
+- daily: on distinct days, at most MAX_GAP_DAYS apart, at least MIN_DAILY of them;
+and within TIME_OF_DAY_SPREAD of one another in the day. Its time is the median local
+time of day, rounded to the nearest quarter hour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from itertools import pairwise
+from statistics import median_low
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+from memory.commitment_parsing.phrasing import is_tagged_intention, locate_intention
+from memory.consolidation.fact_text import read_fact_text
+from memory.consolidation.restatements import Restatements
+
+MIN_OCCURRENCES = 3
+MIN_DAILY = 5
+MAX_GAP_WEEKS = 2
+MAX_GAP_DAYS = 2
+TIME_OF_DAY_SPREAD = timedelta(hours=2)
+ROUND_MINUTES = 15
+REQUEST_TAGS = frozenset({"request", "routine"})
+
+Cadence = Literal["weekly", "daily"]
+
+
+@dataclass(frozen=True, slots=True)
+class Sighting:
+    entry_id: str
+    text: str
+    tags: tuple[str, ...]
+    at: datetime  # aware
+
+
+@dataclass(frozen=True, slots=True)
+class Routine:
+    """A request that recurs on a cadence: its sightings' ids (oldest first) and when a
+    schedule would run it, in ``time_zone``."""
+
+    entry_ids: tuple[str, ...]
+    cadence: Cadence
+    weekday: int | None  # 0 = Monday, for weekly
+    hour: int
+    minute: int
+    time_zone: str
+    first_at: datetime
+    last_at: datetime
+
+    @property
+    def anchor_entry_id(self) -> str:
+        return self.entry_ids[0]
+
+    @property
+    def schedule_key(self) -> str:
+        day = "daily" if self.weekday is None else f"weekly-{self.weekday}"
+        return f"{day}@{self.hour:02d}:{self.minute:02d}/{self.time_zone}"
+
+
+def is_request(text: str, tags: Sequence[str]) -> bool:
+    if any(tag.strip().casefold() in REQUEST_TAGS for tag in tags):
+        return True
+    return is_tagged_intention(tags) or locate_intention(text, tags) is not None
+
+
+def group_same_requests(sightings: Sequence[Sighting]) -> list[list[Sighting]]:
+    """Sightings grouped by restatement, each group in the order given (oldest first),
+    groups in the order of their first sighting."""
+    restatements = Restatements(with_paraphrases=True)
+    vectors = Restatements.vectors([sighting.text for sighting in sightings])
+    group_of: list[int] = []
+    groups: list[list[Sighting]] = []
+    for position, sighting in enumerate(sightings):
+        fact = read_fact_text(sighting.text)
+        vector = vectors[position]
+        earlier = restatements.find(fact, vector)
+        if earlier is None:
+            group_of.append(len(groups))
+            groups.append([sighting])
+        else:
+            group_of.append(group_of[earlier])
+            groups[group_of[earlier]].append(sighting)
+        restatements.add(fact, vector)
+    return groups
+
+
+def find_routines(sightings: Sequence[Sighting], time_zone: str) -> list[Routine]:
+    """The routines among ``sightings`` (requests only; others are ignored), oldest
+    first. Sightings are read in (instant, entry id) order whatever the order given."""
+    zone = ZoneInfo(time_zone)
+    requests = sorted(
+        (s for s in sightings if is_request(s.text, s.tags)), key=lambda s: (s.at, s.entry_id)
+    )
+    routines = []
+    for group in group_same_requests(requests):
+        routine = _cadence(group, zone, time_zone)
+        if routine is not None:
+            routines.append(routine)
+    return sorted(routines, key=lambda r: (r.first_at, r.anchor_entry_id))
+
+
+def _cadence(group: list[Sighting], zone: ZoneInfo, zone_name: str) -> Routine | None:
+    if len(group) < MIN_OCCURRENCES:
+        return None
+    local = [sighting.at.astimezone(zone) for sighting in group]
+    minutes = [moment.hour * 60 + moment.minute for moment in local]
+    if max(minutes) - min(minutes) > TIME_OF_DAY_SPREAD.total_seconds() // 60:
+        return None
+    cadence, weekday = _weekly(local) or _daily(local) or (None, None)
+    if cadence is None:
+        return None
+    rounded = round(median_low(minutes) / ROUND_MINUTES) * ROUND_MINUTES % (24 * 60)
+    return Routine(
+        entry_ids=tuple(sighting.entry_id for sighting in group),
+        cadence=cadence,
+        weekday=weekday,
+        hour=rounded // 60,
+        minute=rounded % 60,
+        time_zone=zone_name,
+        first_at=group[0].at,
+        last_at=group[-1].at,
+    )
+
+
+def _weekly(local: list[datetime]) -> tuple[Cadence, int | None] | None:
+    if len({moment.weekday() for moment in local}) != 1:
+        return None
+    weeks = sorted({moment.date().toordinal() // 7 for moment in local})
+    if len(weeks) < MIN_OCCURRENCES:
+        return None
+    if any(later - earlier > MAX_GAP_WEEKS for earlier, later in pairwise(weeks)):
+        return None
+    return "weekly", local[0].weekday()
+
+
+def _daily(local: list[datetime]) -> tuple[Cadence, int | None] | None:
+    days = sorted({moment.date().toordinal() for moment in local})
+    if len(days) < MIN_DAILY:
+        return None
+    if any(later - earlier > MAX_GAP_DAYS for earlier, later in pairwise(days)):
+        return None
+    return "daily", None
