@@ -4,6 +4,7 @@ proposal installed."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -34,6 +35,10 @@ def last_mondays(weeks: int, *, hour: int = 9, before: datetime | None = None) -
     ]
 
 
+def _at(moment: datetime) -> datetime:
+    return moment
+
+
 async def seed_routine(
     engine: AsyncEngine,
     ref: str,
@@ -43,7 +48,7 @@ async def seed_routine(
     """One request per moment, written by a store whose clock reads that moment."""
     ids = []
     for position, moment in enumerate(moments):
-        store = PostgresMemoryStore(engine, clock=lambda moment=moment: moment, embedder=None)
+        store = PostgresMemoryStore(engine, clock=functools.partial(_at, moment), embedder=None)
         entry = await store.put(ref, NewMemoryEntry(content=texts[position % len(texts)]))
         ids.append(entry.id)
     return ids

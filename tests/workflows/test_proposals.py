@@ -128,7 +128,7 @@ async def test_reject_and_archive_leave_nothing_installed_and_refuse_apply(
     client = temporal_env.client
     tenant = f"t{uuid.uuid4().hex[:8]}"
     refs = [unique_ref(tenant, agent) for agent in ("agent-1", "agent-2")]
-    ids = []
+    ids: list[str] = []
     for ref in refs:
         await seed_routine(engine, ref, last_mondays(3))
         result = await _dream(client, worker_task_queue, ref)
