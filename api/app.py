@@ -28,6 +28,8 @@ DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
 * OpenIntent RFC-0015 memory REST under `/api/v1/`.
 * Commitments (host extension): `/v1/host/commitments` (list, show, confirm, cancel)
   and `/v1/host/commitment-settings`.
+* Proposals (RFC 0096, reviewable learning): `/v1/proposals` (list, read, revise, apply,
+  approval, reject, archive); the conformance seam `/v1/host/sample/proposals`.
 
 * The Temporal codec server (encrypted payloads) under `/codec/`: `POST /codec/decode`,
   `POST /codec/encode`.
@@ -45,6 +47,7 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
         commitment_routes,
         compaction_seam,
         openintent_routes,
+        proposal_routes,
         run_routes,
         seams,
         search_routes,
@@ -81,6 +84,14 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
     app.include_router(seams.router, prefix="/conformance/seams/sample")
     app.include_router(compaction_seam.router)
     app.include_router(commitment_routes.router)
+    app.include_router(proposal_routes.production_router, prefix="/v1/proposals")
+    app.include_router(proposal_routes.v2_router, prefix="/proposals")
+    for seam_prefix in ("/v1/host/sample", "/conformance/seams/sample"):
+        app.include_router(
+            proposal_routes.seam_router,
+            prefix=f"{seam_prefix}/proposals",
+            dependencies=proposal_routes.SEAM_DEPENDENCIES,
+        )
     # Probes and scrapers carry no API key (runtime/health.py).
     app.router.routes.extend(health_routes(probed(api.probe), api.metrics))
     app.mount("/codec", codec_app(api, app.state.key_cache))

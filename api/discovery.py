@@ -24,10 +24,12 @@ from schemas.discovery import (
     InjectionBudgetCapability,
     MemoryCapabilities,
     MemoryDimension,
+    ProposalsCapability,
     RetentionCapability,
     SearchCapability,
 )
 from schemas.fixture_runs import FIXTURES
+from schemas.proposals import INSTALLABLE_KINDS, ActivationMode
 
 HOST_NAME = "agent-memory-temporal"
 HOST_VERSION = "0.1.0"
@@ -62,7 +64,12 @@ def satisfied_dimensions(state: LiveState) -> dict[MemoryDimension, bool]:
 
 
 def discovery_document(
-    state: LiveState, *, task_queue: str, max_entry_bytes: int, semantic_search: bool
+    state: LiveState,
+    *,
+    task_queue: str,
+    max_entry_bytes: int,
+    semantic_search: bool,
+    proposal_activation: ActivationMode = "direct-rbac",
 ) -> DiscoveryDocument:
     """``semantic_search``: the store has an embedding model, so hybrid search and the
     RFC 0113 relevance rank work (memory/repositories/search.py)."""
@@ -111,6 +118,14 @@ def discovery_document(
             commitments=CommitmentsCapability(
                 supported=workflows, fire_conditions=("time", "predicate") if workflows else ()
             ),
+            # Synthesis runs in dreams and apply on the worker: absent without one.
+            proposals=ProposalsCapability(
+                artifact_kinds=INSTALLABLE_KINDS,
+                duplication_detection=True,
+                activation=proposal_activation,
+            )
+            if workflows
+            else None,
         ),
         memory_dimensions=dimensions,
         profiles=profiles,

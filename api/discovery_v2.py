@@ -79,6 +79,7 @@ def _agents(v1: DiscoveryDocument) -> AgentsFamily | None:
         commitments=CommitmentsFacet(fire_conditions=a.commitments.fire_conditions)
         if a.commitments.supported
         else None,
+        proposals=a.proposals,
     )
 
 

@@ -24,6 +24,7 @@ from schemas.errors import (
     ErrorCode,
     InvalidInput,
     MemoryError_,
+    MissingScope,
     TokenBudgetExceeded,
     VersionConflict,
 )
@@ -75,6 +76,7 @@ _STATUS: dict[ErrorCode, int] = {
     ErrorCode.CAPACITY_EXCEEDED: 429,
     ErrorCode.CONSOLIDATION_REFUSED: 409,
     ErrorCode.STORE_UNAVAILABLE: 503,
+    ErrorCode.FORBIDDEN_SCOPE: 403,
 }
 
 
@@ -128,6 +130,9 @@ def _memory_error(error: MemoryError_, major: int | None) -> JSONResponse:
         details = {"details": {"budget": error.budget, "minimumRequired": error.minimum_required}}
     elif isinstance(error, InvalidInput):
         details = {"field": error.field}
+    elif isinstance(error, MissingScope):
+        # As the reference host answers: the scope under "details".
+        details = {"details": error.details()}
     status = status_of(error.code)
     return envelope(status, error.code.value, message, major=major, **details)
 

@@ -56,6 +56,7 @@ async def discovery(api: Api, request: Request) -> DiscoveryDocument | Discovery
         task_queue=api.settings.task_queue,
         max_entry_bytes=api.store.limits.max_content_bytes,
         semantic_search=api.store.searches.semantic,
+        proposal_activation=api.settings.proposal_activation,
     )
     return discovery_document_v2(v1) if wire_major(request) == 2 else v1
 

@@ -414,6 +414,8 @@ proposals = Table(
     Column("duplicate_of", Text),
     Column("owner", JSONB, nullable=False),
     Column("activation", JSONB),
+    # Why a reviewer rejected it (free text: PostgreSQL only, never Temporal).
+    Column("reason", Text),
     Column("version", Integer, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),

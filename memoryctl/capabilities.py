@@ -81,4 +81,5 @@ async def _discover() -> DiscoveryDocument:
         task_queue=settings.task_queue,
         max_entry_bytes=StoreLimits().max_content_bytes,
         semantic_search=semantic,
+        proposal_activation=settings.proposal_activation,
     )

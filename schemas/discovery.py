@@ -91,11 +91,22 @@ class CommitmentsCapability(WireModel):
     fire_conditions: tuple[Literal["time", "predicate"], ...] = ()
 
 
+class ProposalsCapability(WireModel):
+    """RFC 0096: advertised only while proposals work (its presence gates the seam)."""
+
+    artifact_kinds: tuple[
+        Literal["agent-pack", "workflow-chain-pack", "prompt-template", "automation"], ...
+    ]
+    duplication_detection: bool = False
+    activation: Literal["approval-gate", "direct-rbac"]
+
+
 class AgentCapabilities(WireModel):
     supported: bool
     memory_backends: tuple[str, ...]
     memory_consolidation: ConsolidationCapability
     commitments: CommitmentsCapability
+    proposals: ProposalsCapability | None = None
 
 
 class ComponentStatus(WireModel):

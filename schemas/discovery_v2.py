@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from schemas.base import WireModel
+from schemas.discovery import ProposalsCapability
 from schemas.registry import register
 
 VERSION = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$"
@@ -97,6 +98,8 @@ class AgentsFamily(CapabilityRecord):
     memory_backends: tuple[Literal["long-term"], ...] | None = None
     memory_consolidation: ConsolidationFacet | None = None
     commitments: CommitmentsFacet | None = None
+    # RFC 0096/0249: the same block as v1's (its presence gates /proposals).
+    proposals: ProposalsCapability | None = None
 
 
 class RunListFamily(CapabilityRecord):

@@ -27,6 +27,8 @@ class ErrorCode(StrEnum):
     CONSOLIDATION_REFUSED = "consolidation_refused"
     # A proposal asked to move where its lifecycle does not go (applied -> revised, ...).
     INVALID_TRANSITION = "invalid_transition"
+    # The caller's API key lacks the scope an action requires (applying a proposal).
+    FORBIDDEN_SCOPE = "forbidden_scope"
     # Not raised as a class: the activity boundary reports unexpected failures with these.
     STORE_UNAVAILABLE = "store_unavailable"
     INTERNAL = "internal_error"
@@ -45,6 +47,7 @@ NON_RETRYABLE_CODES: frozenset[ErrorCode] = frozenset(
         ErrorCode.CAPACITY_EXCEEDED,
         ErrorCode.CONSOLIDATION_REFUSED,
         ErrorCode.INVALID_TRANSITION,
+        ErrorCode.FORBIDDEN_SCOPE,
     }
 )
 
@@ -203,3 +206,14 @@ class InvalidTransition(MemoryError_):
 
     def details(self) -> dict[str, Any]:
         return {"state": self.state, "action": self.action}
+
+
+class MissingScope(MemoryError_):
+    code = ErrorCode.FORBIDDEN_SCOPE
+
+    def __init__(self, scope: str, action: str) -> None:
+        super().__init__(f"{action} requires an API key with scope {scope!r}")
+        self.scope = scope
+
+    def details(self) -> dict[str, Any]:
+        return {"requiredScope": self.scope}

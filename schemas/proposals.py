@@ -147,12 +147,20 @@ class Proposal(WireModel):
     memory_ref: str
     artifact_sha256: str
     version: int = Field(ge=1)
+    rejection_reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
+
+    @property
+    def artifact_digest(self) -> str:
+        """What an apply binds to (RFC 0249 ``artifactDigest``): the stored bytes' hash."""
+        return f"sha256:{self.artifact_sha256}"
 
     def to_wire(self) -> dict[str, object]:
         wire = super().to_wire()
         # RFC 0096 spells the defaults out: null, not absent.
         wire.setdefault("duplicateOf", None)
         wire.setdefault("activation", None)
+        del wire["artifactSha256"]
+        wire["artifactDigest"] = self.artifact_digest
         return wire
 
 
@@ -165,9 +173,11 @@ class ProposalRevision(WireModel):
 
 
 class ApplyBody(WireModel):
-    """POST .../apply. ``override`` (approval-gate only) installs without a grant; it
-    needs the override scope and is recorded on the activation."""
+    """POST .../apply. ``artifactDigest`` (RFC 0249): apply only if the stored artifact
+    is still this one (409 otherwise). ``override`` (approval-gate only) installs without
+    a grant; it needs the override scope and is recorded on the activation."""
 
+    artifact_digest: str | None = Field(default=None, max_length=80)
     override: bool = False
 
 

@@ -297,6 +297,15 @@ class ProposalStore:
             )
             return _proposal(updated.mappings().one())
 
+    async def note_reason(self, tenant: str, proposal_id: str, reason: str) -> None:
+        """A rejection's reason, written after the rejection (it stays out of Temporal)."""
+        async with self.db.writing() as connection:
+            await connection.execute(
+                update(P)
+                .where(_key(tenant, proposal_id), P.c.state == "rejected")
+                .values(reason=reason)
+            )
+
     async def installable(self, request: InstallRequest) -> Proposal:
         """The proposal as stored, if the artifact its apply accepted is still the one
         stored (no re-synthesis, no revision in between) and it is open or applied."""
@@ -395,4 +404,5 @@ def _proposal(row: Any) -> Proposal:
         memory_ref=row.memory_ref,
         artifact_sha256=row.artifact_sha256,
         version=row.version,
+        rejection_reason=row.reason,
     )

@@ -36,6 +36,7 @@ FACADE_NAMES = {
     "dream_work",
     "consolidations",
     "commitments",
+    "proposals",
     "fixture_runs",
     "vectors",
     "searches",

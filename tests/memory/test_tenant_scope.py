@@ -32,6 +32,7 @@ from schemas.consolidation import ConsolidateMemoryRequest
 from schemas.discovery import MemoryShape
 from schemas.memory_entry import EntryChanges, ForgetRequest, MemoryQuery, Tier
 from schemas.memory_ref import parse_memory_ref
+from schemas.proposals import InstallRequest, ProposalRevision, TransitionRequest
 from schemas.workflow_io import DistillMemoryRequest
 from tests.support.factories import note
 from tests.support.scope_guard import ScopeWatch, watch
@@ -159,6 +160,8 @@ async def _tour(engine: AsyncEngine) -> None:
     async with engine.connect() as connection:
         await change_seq(connection, parse_memory_ref(ref))
 
+    await _proposal_tour(store, clock)
+
     keys = ApiKeyStore(engine)
     await keys.create(SENTINEL_TENANT, "tour")
     await keys.list(SENTINEL_TENANT)
@@ -183,6 +186,30 @@ async def _tour(engine: AsyncEngine) -> None:
     await store.gc_expired(ref)
     await store.archive_working_memory(ref)
     await store.delete(ref, keyed.id)
+
+
+async def _proposal_tour(store: PostgresMemoryStore, clock: list[datetime]) -> None:
+    """A weekly request three weeks running, synthesized, revised, applied, rejected."""
+    now = clock[0]
+    for weeks in (3, 2, 1):
+        clock[0] = now - timedelta(weeks=weeks)
+        await store.put(SENTINEL_REF, note("Remind me to send Dana the weekly report."))
+    clock[0] = now
+    ref = parse_memory_ref(SENTINEL_REF)
+    result = await store.proposals.synthesize(ref, "tour-run", "tour-queue")
+    (proposal_id,) = result.created
+    proposals = store.proposals
+    await proposals.list(SENTINEL_TENANT, state="draft", memory_ref=ref)
+    await proposals.revise(SENTINEL_TENANT, proposal_id, ProposalRevision(title="Weekly"))
+    key = {"tenant": SENTINEL_TENANT, "proposal_id": proposal_id, "actor": "tour"}
+    current = await proposals.get(SENTINEL_TENANT, proposal_id)
+    install = InstallRequest(**key, artifact_sha256=current.artifact_sha256, mode="direct-rbac")
+    await proposals.installable(install)
+    await proposals.mark_applied(install, "temporal-schedule:tour")
+    await proposals.count(SENTINEL_TENANT)
+    await proposals.note_reason(SENTINEL_TENANT, proposal_id, "tour")
+    rejected = TransitionRequest(**key, to_state="rejected", expected=("applied",))
+    await proposals.transition(rejected)
 
 
 @pytest.mark.asyncio

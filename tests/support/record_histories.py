@@ -157,7 +157,49 @@ async def record_all(client: Client, task_queue: str, store: PostgresMemoryStore
     histories.update(await record_fixture_run(client, task_queue, store))
     histories.update(await record_reembed(client, task_queue))
     histories.update(await record_fleet_dream(client, task_queue, store))
+    histories.update(await record_proposals(client, task_queue, store))
     return histories
+
+
+PROPOSAL_REF = "mem://example-tenant/agent-5"
+
+
+async def record_proposals(
+    client: Client, task_queue: str, store: PostgresMemoryStore
+) -> dict[str, str]:
+    """A dream that proposes a weekly routine, and that proposal revised and applied."""
+    from schemas.proposals import ProposalCommand, ProposalRevision, ProposalStatus
+    from tests.support.proposals import last_mondays, seed_routine
+    from workflows.proposal import ProposalWorkflow
+
+    await seed_routine(store.engine, PROPOSAL_REF, last_mondays(4))
+    dream = await client.start_workflow(
+        DreamWorkflow.run,
+        DreamInput(memory_ref=PROPOSAL_REF),
+        id="example-dream-proposals",
+        task_queue=task_queue,
+    )
+    result = await dream.result()
+    assert result.proposals is not None
+    (proposal_id,) = result.proposals.created
+    tenant = PROPOSAL_REF.split("/")[2]
+    revised = await store.proposals.revise(
+        tenant, proposal_id, ProposalRevision(title="Weekly pipeline report run")
+    )
+    handle = client.get_workflow_handle_for(
+        ProposalWorkflow.run, PLAIN.proposal(tenant, proposal_id)
+    )
+    for update, command in (
+        ("revise", ProposalCommand(actor="example", artifact_sha256=revised.artifact_sha256)),
+        ("apply", ProposalCommand(actor="example")),
+    ):
+        await handle.execute_update(update, command, result_type=ProposalStatus)
+    await handle.result()
+    await client.get_schedule_handle(PLAIN.automation(tenant, proposal_id)).delete()
+    return {
+        "dream_proposals.json": (await dream.fetch_history()).to_json(),
+        "proposal.json": (await handle.fetch_history()).to_json(),
+    }
 
 
 async def _inferred(client: Client, task_queue: str, store: PostgresMemoryStore) -> str:

@@ -41,6 +41,7 @@ def upgrade() -> None:
         sa.Column("duplicate_of", sa.Text),
         sa.Column("owner", JSONB, nullable=False),
         sa.Column("activation", JSONB),
+        sa.Column("reason", sa.Text),
         sa.Column("version", sa.Integer, nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
