@@ -1,14 +1,18 @@
 """A realistic demo memory: two tenants' agents, duplicated notes, long-term facts
 restated, contradicted and re-keyed, pinned facts and registered BYOK secrets (some of
 them sitting in legacy entries written before the secret was registered, which is what
-SR-1 carry-forward in the dream must catch)."""
+SR-1 carry-forward in the dream must catch), and a weekly routine: the support agent was
+asked for the same summary on each of the last four Mondays, which the first dream
+proposes to automate (an inert proposal: nothing runs until someone applies it)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory.store import PostgresMemoryStore
@@ -135,6 +139,49 @@ def _facts(tenant: DemoTenant, run_number: int) -> list[NewMemoryEntry]:
     return facts
 
 
+# The same request on each of the last four Mondays, around 09:00 UTC, worded as people
+# word it again: one proposal ("run the agent every Monday at 09:00").
+_WEEKLY_ROUTINE = (
+    "Send Dana the weekly escalations summary.",
+    "Could you send Dana the weekly escalations summary?",
+    "Please send Dana the weekly escalations summary",
+    "send dana the weekly escalations summary, thanks!",
+)
+ROUTINE_WEEKS = len(_WEEKLY_ROUTINE)
+
+
+def routine_mondays(now: datetime) -> list[datetime]:
+    """The Mondays before ``now``'s week, oldest first, a few minutes past 09:00 UTC."""
+    last = (now - timedelta(days=now.weekday() + 7)).replace(
+        hour=9, minute=0, second=0, microsecond=0
+    )
+    return [
+        last - timedelta(weeks=ROUTINE_WEEKS - 1 - week) + timedelta(minutes=3 * week)
+        for week in range(ROUTINE_WEEKS)
+    ]
+
+
+def _as_of(instant: datetime) -> datetime:
+    return instant
+
+
+async def seed_weekly_routine(store: PostgresMemoryStore, memory_ref: str) -> int:
+    """The routine's requests, each written as of its Monday: a store whose clock reads
+    that instant, as the store would have stamped it then."""
+    moments = routine_mondays(datetime.now(UTC))
+    for week, (text, said_at) in enumerate(zip(_WEEKLY_ROUTINE, moments, strict=True), 1):
+        then = PostgresMemoryStore(
+            store.engine,
+            clock=functools.partial(_as_of, said_at),
+            intent_links=store.db.intent_links,
+            embedder=None,  # the worker's re-embed catches these up
+        )
+        # Fixed ids, so the proposal's id is too (README: memoryctl proposals apply ...).
+        entry = NewMemoryEntry(content=text, tags=("request",), id=f"weekly-request-{week}")
+        await then.put(memory_ref, entry)
+    return ROUTINE_WEEKS
+
+
 async def seed_demo_memory(
     store: PostgresMemoryStore, vault: dict[str, dict[str, str]], run_number: int
 ) -> dict[str, int]:
@@ -159,4 +206,6 @@ async def seed_demo_memory(
                 ),
             )
         written[tenant.memory_ref] = len(stored) + len(tenant_secrets)
+    if run_number == 1:  # the first day seeds the past four weeks' routine
+        written[TENANTS[0].memory_ref] += await seed_weekly_routine(store, TENANTS[0].memory_ref)
     return written

@@ -209,6 +209,15 @@ async def show_results(
                 soft_wrap=True,
                 markup=False,
             )
+        proposals = result.proposals
+        if proposals is not None and proposals.routines:
+            console.print(
+                f"proposals: {len(proposals.created)} new from {proposals.routines} recurring "
+                f"requests, inert until applied (memoryctl proposals list --tenant "
+                f"{parse_memory_ref(ref).tenant})",
+                soft_wrap=True,
+                markup=False,
+            )
         distillation = result.distillation
         if distillation and distillation.archive_checksum:
             console.print(
@@ -335,6 +344,7 @@ def show_next_steps(address: str, ui_url: str | None, state_dir: Path, *, runnin
         "temporal workflow list --query \"WorkflowType = 'DreamWorkflow'\"",
         "memoryctl schedule list",
         f"memoryctl memory list --memory-ref {TENANTS[0].memory_ref} --limit 5",
+        f"memoryctl proposals list --tenant {TENANTS[0].tenant}",
     ]
     when = (
         "In another terminal, while this one runs"

@@ -10,7 +10,8 @@ commitment inference's sense (a trigger phrase such as "remind me" or "follow up
 one-time commitment from it (a "remind me Monday at 9" said on Friday is a Monday
 request), else when it was written.
 
-"The same" request is consolidation's restatement rule, the one the dream uses to spend
+"The same" request is consolidation's restatement rule, applied to the request without
+its courtesy ("could you ...?", "please", "thanks"), the one the dream uses to spend
 its budget on a fact once (memory/consolidation/restatements.py): close vectors of the
 offline static model, then the conflict guard and the lexical verifier, then the
 paraphrase rule. The guard is what keeps "send Dana the report" and "send Ravi the
@@ -26,6 +27,7 @@ time of day, rounded to the nearest quarter hour.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -87,15 +89,30 @@ def is_request(text: str, tags: Sequence[str]) -> bool:
     return is_tagged_intention(tags) or locate_intention(text, tags) is not None
 
 
+# How a request is asked is not what it asks: "Could you send ...?" asks "send ...".
+_COURTESY = re.compile(
+    r"^\s*(?:(?:could|can|would|will)\s+you\s+(?:please\s+)?|please\s+|kindly\s+)"
+    r"|[\s,]*(?:please|thanks|thank\s+you)?[\s.!?]*$",
+    re.IGNORECASE,
+)
+
+
+def request_core(text: str) -> str:
+    """The request without its courtesy: a leading "could you" / "please", a trailing
+    "please" / "thanks" and the question mark."""
+    return _COURTESY.sub("", text).strip() or text
+
+
 def group_same_requests(sightings: Sequence[Sighting]) -> list[list[Sighting]]:
     """Sightings grouped by restatement, each group in the order given (oldest first),
     groups in the order of their first sighting."""
     restatements = Restatements(with_paraphrases=True)
-    vectors = Restatements.vectors([sighting.text for sighting in sightings])
+    cores = [request_core(sighting.text) for sighting in sightings]
+    vectors = Restatements.vectors(cores)
     group_of: list[int] = []
     groups: list[list[Sighting]] = []
     for position, sighting in enumerate(sightings):
-        fact = read_fact_text(sighting.text)
+        fact = read_fact_text(cores[position])
         vector = vectors[position]
         earlier = restatements.find(fact, vector)
         if earlier is None:

@@ -31,7 +31,7 @@ from memory.commitment_parsing.phrasing import TRIGGER_SQL_PATTERN
 from memory.distillation_queue import TRANSACTIONAL_TIERS
 from memory.event_log import PendingEvent, append_events
 from memory.proposals.routines import REQUEST_TAGS, Sighting, find_routines
-from memory.proposals.synthesis import NewProposal, demo_draft, proposals_for
+from memory.proposals.synthesis import KnownRoutine, NewProposal, demo_draft, proposals_for
 from memory.redaction import MemorySecretRegistry, write_redacted
 from memory.rows import live
 from memory.scope import scoped, tenant_scoped
@@ -121,7 +121,7 @@ class ProposalStore:
             )
         return SynthesisResult(
             routines=len(routines),
-            created=tuple(proposal.proposal_id for proposal in created),
+            created=(*plan.recorded, *(proposal.proposal_id for proposal in created)),
             duplicates=sum(1 for proposal in created if proposal.duplicate_of),
             unchanged=plan.unchanged,
         )
@@ -169,17 +169,22 @@ class ProposalStore:
 
     async def _known_routines(
         self, connection: AsyncConnection, ref: MemoryRef, routines: Sequence[Any]
-    ) -> list[tuple[str, frozenset[str], str | None]]:
-        """Proposals of ``ref`` sharing an entry with one of ``routines``: (id, entry
-        ids, schedule key), oldest first."""
+    ) -> list[KnownRoutine]:
+        """Proposals of ``ref`` sharing an entry with one of ``routines``, oldest first."""
         ids = sorted({entry_id for routine in routines for entry_id in routine.entry_ids})
         rows = await connection.execute(
-            select(P.c.proposal_id, P.c.source_entry_ids, P.c.schedule_key)
+            select(P.c.proposal_id, P.c.source_entry_ids, P.c.schedule_key, P.c.source_run_ids)
             .where(scoped(P, ref), P.c.source_entry_ids.overlap(texts("routine_ids", ids)))
             .order_by(P.c.created_at, P.c.proposal_id)
         )
         return [
-            (row.proposal_id, frozenset(row.source_entry_ids), row.schedule_key) for row in rows
+            KnownRoutine(
+                proposal_id=row.proposal_id,
+                entry_ids=frozenset(row.source_entry_ids),
+                schedule_key=row.schedule_key,
+                source_run_ids=tuple(row.source_run_ids),
+            )
+            for row in rows
         ]
 
     async def _insert(self, connection: AsyncConnection, proposal: NewProposal) -> bool:

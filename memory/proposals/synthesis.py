@@ -54,9 +54,17 @@ class NewProposal:
 class SynthesisPlan:
     new: list[NewProposal]
     unchanged: int
+    # Proposed by this very run already: an attempt retried after its commit reports
+    # them as created, as the first attempt did.
+    recorded: list[str]
 
 
-KnownRoutine = tuple[str, frozenset[str], str | None]  # (proposal id, entry ids, schedule)
+@dataclass(frozen=True, slots=True)
+class KnownRoutine:
+    proposal_id: str
+    entry_ids: frozenset[str]
+    schedule_key: str | None
+    source_run_ids: tuple[str, ...]
 
 
 def proposals_for(
@@ -68,16 +76,20 @@ def proposals_for(
     task_queue: str,
 ) -> SynthesisPlan:
     new: list[NewProposal] = []
+    recorded: list[str] = []
     unchanged = 0
     for routine in routines:
         entries = frozenset(routine.entry_ids)
-        overlapping = [item for item in known if item[1] & entries]
-        if any(schedule == routine.schedule_key for _, _, schedule in overlapping):
+        overlapping = [item for item in known if item.entry_ids & entries]
+        same = [item for item in overlapping if item.schedule_key == routine.schedule_key]
+        if same and run_id in same[0].source_run_ids:
+            recorded.append(same[0].proposal_id)
+        elif same:
             unchanged += 1
-            continue
-        duplicate_of = overlapping[0][0] if overlapping else None
-        new.append(_draft(ref, routine, duplicate_of, run_id, task_queue))
-    return SynthesisPlan(new=new, unchanged=unchanged)
+        else:
+            duplicate_of = overlapping[0].proposal_id if overlapping else None
+            new.append(_draft(ref, routine, duplicate_of, run_id, task_queue))
+    return SynthesisPlan(new=new, unchanged=unchanged, recorded=recorded)
 
 
 def automation_artifact(routine: Routine, ref: MemoryRef, task_queue: str) -> dict[str, Any]:
