@@ -122,6 +122,9 @@ class ProposalWorkflow:
     @workflow.update
     async def apply(self, command: ProposalCommand) -> ProposalStatus:
         async with self._lock:
+            await workflow.wait_condition(lambda: self._status is not None)
+            if self._current.state == "applied":
+                return self._current  # applied by an apply that held the lock first
             await self._ready("applied")
             if self._request.activation == "direct-rbac" or command.override:
                 return await self._install(command, approval_id=None)

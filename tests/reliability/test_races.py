@@ -1,7 +1,8 @@
-"""The race harness at CI size (tests/support/races.py): every pair of the nine
+"""The race harness at CI size (tests/support/races.py): every pair of the ten
 maintenance operations (distill, consolidate, infer, a fleet dream, forget, delete,
-expire, snapshot, cancel) on one memoryRef, started within 0-300 ms of each other, 12
-trials per pair (540 in all) through the real workflows and store, six trials at once.
+expire, snapshot, cancel, propose) on one memoryRef, started within 0-300 ms of each
+other, 10 trials per pair (550 in all) through the real workflows and store, six trials
+at once.
 No invariant may be violated (delete too must reach every copy); the failure
 message is the summary table, whose examples name the trial seed that replays each one
 (``python -m tests.support.races --replay a+b:SEED``; the soak is
@@ -18,7 +19,7 @@ import warnings
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from temporalio.testing import WorkflowEnvironment
 
 from memory.store import PostgresMemoryStore
@@ -44,8 +45,11 @@ async def test_no_pair_of_maintenance_operations_breaks_an_invariant(
     async with race_worker(temporal_env.client, database_url) as race:
         report = await run_races(race, trials=CI_TRIALS, seed=SEED)
     print(report.table())
-    assert sum(report.trials.values()) == CI_TRIALS * len(PAIRS) == 540
+    assert sum(report.trials.values()) == CI_TRIALS * len(PAIRS) == 550
     assert any("fleet" in pair for pair in report.trials)
+    async with create_async_engine(database_url).connect() as connection:
+        applied = await connection.scalar(text("SELECT count(*) FROM proposals WHERE state = 'applied'"))
+    assert applied and applied >= CI_TRIALS  # propose proposed and applied, trial after trial
     if report.failures:
         pytest.fail("\n" + report.table(), pytrace=False)
     copies = [v for v in report.violations if v.invariant in FLAGS]
@@ -78,6 +82,9 @@ async def test_each_invariant_catches_its_defect(
         (_COMPACTED, {"seq": 1_000_001}),
         # a counter off by one
         (_MISCOUNT, {}),
+        # two proposals for one routine's schedule, neither with its proposal.created
+        (_PROPOSAL, {"id": "prop-planted-1"}),
+        (_PROPOSAL, {"id": "prop-planted-2"}),
     ):
         async with engine.begin() as connection:
             await connection.execute(statement, {"ref": ref, "tenant": tenant, **values})
@@ -88,6 +95,7 @@ async def test_each_invariant_catches_its_defect(
     assert "cmt-planted-1" in found["armed_once"] and "cmt-planted-2" in found["armed_once"]
     assert "forget target text in memory_entries.content" in found["forgotten_text"]
     assert "expire target tag in memory_entries.tags" in found["forgotten_tag"]
+    assert "2 proposals for one schedule" in found["proposed_once"]
     assert set(await check(ctx, ("delete",))) >= {"delete_reaches_copies"}
     for detail in found.values():  # content-free: ids and table.column names only
         assert ctx.forget_target.text not in detail and ctx.forget_target.tag not in detail
@@ -106,6 +114,12 @@ _COMPACTED = text(
     "INSERT INTO memory_events (memory_ref, seq, tenant, type, payload, occurred_at)"
     " VALUES (:ref, :seq, :tenant, 'memory.compacted', CAST(:payload AS jsonb), now())"
 ).bindparams(payload=json.dumps({"sourceIds": ["planted-source"]}))
+_PROPOSAL = text(
+    "INSERT INTO proposals (tenant, proposal_id, memory_ref, kind, state, artifact,"
+    " artifact_sha256, source_run_ids, schedule_key, owner, version, created_at, updated_at)"
+    " VALUES (:tenant, :id, :ref, 'automation', 'draft', '{}', 'x', '{}', 'weekly-0@09:00/UTC',"
+    " CAST(:owner AS jsonb), 1, now(), now())"
+).bindparams(owner=json.dumps({"tenant": "planted"}))
 _MISCOUNT = text("UPDATE memory_ref_tier_counts SET entries = entries + 1 WHERE memory_ref = :ref")
 
 

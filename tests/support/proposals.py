@@ -44,12 +44,14 @@ async def seed_routine(
     ref: str,
     moments: Sequence[datetime],
     texts: Sequence[str] = WEEKLY_REQUEST,
+    tags: tuple[str, ...] = (),
 ) -> list[str]:
     """One request per moment, written by a store whose clock reads that moment."""
     ids = []
     for position, moment in enumerate(moments):
         store = PostgresMemoryStore(engine, clock=functools.partial(_at, moment), embedder=None)
-        entry = await store.put(ref, NewMemoryEntry(content=texts[position % len(texts)]))
+        text = texts[position % len(texts)]
+        entry = await store.put(ref, NewMemoryEntry(content=text, tags=tags))
         ids.append(entry.id)
     return ids
 

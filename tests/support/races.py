@@ -18,7 +18,9 @@ runtime/workflow_ids.py; the second of a same-kind pair
 under a suffixed id, since a second start of the production id would only be refused)
 and await its result; forget (store.forget by id, the CLI/HTTP path), delete, expire
 (the seeded entry's expiry passes, then store.collect_garbage), snapshot, and cancel (a
-commitment inferred at setup). Each trial has a memoryRef of its own (fresh tenant),
+commitment inferred at setup), and propose (a dream's synthesis of the weekly routine
+seeded on three past Mondays, then an apply of each open proposal through the HTTP
+API's and memoryctl's path). Each trial has a memoryRef of its own (fresh tenant),
 seeded with ~10 entries: one promise stated twice (consolidation merges it), a predicate
 promise, the forget/delete target (a promise with a tag of its own, so inference has
 something to race forget with), the expire target and ordinary facts.
@@ -44,6 +46,9 @@ are hours ahead and the predicate never holds):
 - counters: memory_ref_tier_counts / memory_ref_tag_counts equal a recount of the rows
   they count (migrations 0005/0008: invalidated_at IS NULL, expired-but-uncollected
   included);
+- proposed_once: at most one proposal per routine and schedule, one proposal.created per
+  proposal, one proposal.activated per applied one, and every applied one installed
+  as the schedule whose artifact (read back from the server) has the stored checksum;
 - op_error: an operation raised (the exception's type only).
 
 A violation records (pair, trial, seed, invariant, detail); details hold ids, table and
@@ -76,6 +81,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from activities.automation_schedules import installed_checksum
+from api.proposal_review import ProposalReview, Reviewer
 from memory import tables
 from memory.database import create_engine, migrate
 from memory.lineage import DISTILLED
@@ -95,6 +102,7 @@ from schemas.memory_entry import ForgetRequest, NewMemoryEntry, Tier
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DistillationInput
 from tests.support.factories import note
+from tests.support.proposals import last_mondays, seed_routine
 from tests.support.scan import SCANNED_TYPES
 from worker import build_worker
 from workflows.commitment_inference import CommitmentInferenceWorkflow
@@ -112,8 +120,9 @@ OPS = (
     "expire",
     "snapshot",
     "cancel",
+    "propose",
 )
-PAIRS = tuple(itertools.combinations_with_replacement(OPS, 2))  # 45
+PAIRS = tuple(itertools.combinations_with_replacement(OPS, 2))  # 55
 INVARIANTS = (
     "armed_source_live",
     "armed_once",
@@ -122,14 +131,15 @@ INVARIANTS = (
     "delete_reaches_copies",
     "consumed_once",
     "counters",
+    "proposed_once",
     "op_error",
 )
 # Invariants reported as warnings instead of failures: none. (delete_reaches_copies was
 # one while delete kept derived copies; a delete is an erasure now.)
 FLAGS: tuple[str, ...] = ()
-# 12 trials of each of the 45 pairs (540) keep the CI run near the minute it took with 8
+# 10 trials of each of the 55 pairs (550) keep the CI run near the minute it took with 8
 # operations (a fleet dream is the heaviest operation); the soak runs 200 of each.
-CI_TRIALS, SOAK_TRIALS, CONCURRENCY = 12, 200, 6
+CI_TRIALS, SOAK_TRIALS, CONCURRENCY = 10, 200, 6
 MAX_JITTER_S, CLOSE_JITTER_S = 0.3, 0.02
 EXPIRES_AFTER = timedelta(milliseconds=200)
 TRIAL_TIMEOUT_S = 120.0
@@ -140,6 +150,8 @@ PROMISE = "Remind me in 2 hours to call the landlord about the lease"
 PREDICATE_PROMISE = "Follow up when the contract is signed"
 SEMANTIC_FACTS = ("The customer prefers invoices in EUR", "Support hours are 9 to 5 on weekdays")
 NOTES = tuple(f"Call {i}: the client asked about shipping to warehouse {i}." for i in range(3))
+# A weekly request, said on three Mondays before the trial: what "propose" proposes.
+ROUTINE = "Send Priya the weekly storage report."
 
 
 def pair_name(pair: tuple[str, str]) -> str:
@@ -213,6 +225,7 @@ async def seed_ref(race: RaceContext, rng: random.Random, *, infer: bool) -> Tri
         *(note(line) for line in NOTES),
     ]
     stored = await race.store.put_many(ref, entries)
+    await seed_routine(race.engine, ref, last_mondays(3), (ROUTINE,), tags=("request",))
     context = TrialContext(
         race=race,
         ref=ref,
@@ -308,6 +321,26 @@ async def cancel(ctx: TrialContext, ref: str) -> str:
     return str(record.state) if record else "no such commitment"
 
 
+async def propose(ctx: TrialContext, ref: str) -> str:
+    """A dream's synthesis of the weekly routine (the store's entry point the activity
+    calls), then an apply of every open proposal of the ref through the path the HTTP
+    API and memoryctl take (update-with-start on the proposal's workflow, install)."""
+    parsed = parse_memory_ref(ref)
+    run_id = f"race-propose-{ctx.instance('propose')}"
+    result = await ctx.race.store.proposals.synthesize(parsed, run_id, ctx.race.task_queue)
+    review = ProposalReview(
+        ctx.race.store.proposals,
+        ctx.race.client,
+        Settings(AGENT_MEMORY_TASK_QUEUE=ctx.race.task_queue),
+    )
+    applied = 0
+    for proposal in await ctx.race.store.proposals.list(parsed.tenant, memory_ref=parsed):
+        reviewer = Reviewer(tenant=parsed.tenant, actor="race", scopes=None)
+        if (await review.apply(reviewer, proposal.id)).state == "applied":
+            applied += 1
+    return f"created {len(result.created)}, applied {applied}"
+
+
 Op = Callable[[TrialContext, str], Awaitable[str]]
 OPERATIONS: dict[str, Op] = {
     "distill": distill,
@@ -319,6 +352,7 @@ OPERATIONS: dict[str, Op] = {
     "expire": expire,
     "snapshot": snapshot,
     "cancel": cancel,
+    "propose": propose,
 }
 
 
@@ -549,6 +583,44 @@ async def check_counters(connection: AsyncConnection, ref: str) -> dict[str, str
     return {"counters": "; ".join(problems)} if problems else {}
 
 
+async def check_proposals(connection: AsyncConnection, ctx: TrialContext) -> dict[str, str]:
+    """One proposal per routine and schedule, one proposal.created per proposal, and
+    each applied one installed once, as the artifact stored (checksum read back)."""
+    P, E = tables.proposals, tables.events
+    rows = (
+        await connection.execute(
+            select(P.c.proposal_id, P.c.schedule_key, P.c.state, P.c.artifact_sha256).where(
+                P.c.memory_ref == ctx.ref
+            )
+        )
+    ).all()
+    problems = []
+    keys = collections.Counter(row.schedule_key for row in rows)
+    problems += [f"{count} proposals for one schedule" for count in keys.values() if count > 1]
+    events = collections.Counter(
+        (
+            await connection.execute(
+                select(E.c.type).where(E.c.memory_ref == ctx.ref, E.c.type.like("proposal.%"))
+            )
+        ).scalars()
+    )
+    applied = [row for row in rows if row.state == "applied"]
+    if events["proposal.created"] != len(rows):
+        problems.append(f"{events['proposal.created']} proposal.created for {len(rows)}")
+    if events["proposal.activated"] != len(applied):
+        problems.append(f"{events['proposal.activated']} proposal.activated for {len(applied)}")
+    tenant = parse_memory_ref(ctx.ref).tenant
+    for row in applied:
+        schedule_id = ctx.race.ids.automation(tenant, row.proposal_id)
+        try:
+            checksum = await installed_checksum(ctx.race.client, schedule_id)
+        except RPCError:
+            checksum = None
+        if checksum != row.artifact_sha256:
+            problems.append(f"{row.proposal_id} applied, schedule checksum {checksum}")
+    return {"proposed_once": "; ".join(problems)} if problems else {}
+
+
 async def check(ctx: TrialContext, ran: Sequence[str]) -> dict[str, str]:
     """Every invariant of the trial's memoryRef: invariant -> content-free detail."""
     now = ctx.race.store.now()
@@ -558,6 +630,7 @@ async def check(ctx: TrialContext, ran: Sequence[str]) -> dict[str, str]:
             **await check_forgotten(connection, ctx, ran),
             **await check_consumption(connection, ctx.ref),
             **await check_counters(connection, ctx.ref),
+            **await check_proposals(connection, ctx),
         }
 
 
@@ -604,6 +677,16 @@ async def _terminate_commitment_workflows(ctx: TrialContext) -> None:
             await handle.terminate("race trial checked")
 
 
+async def _delete_automations(ctx: TrialContext) -> None:
+    """The trial's installed automations (weekly) would only load the dev server."""
+    tenant = parse_memory_ref(ctx.ref).tenant
+    for proposal in await ctx.race.store.proposals.list(tenant):
+        with contextlib.suppress(RPCError):
+            await ctx.race.client.get_schedule_handle(
+                ctx.race.ids.automation(tenant, proposal.id)
+            ).delete()
+
+
 async def run_trial(
     race: RaceContext, pair: tuple[str, str], trial: int, seed: int
 ) -> list[Violation]:
@@ -632,6 +715,7 @@ async def run_trial(
     if errors:
         found["op_error"] = "; ".join(errors)
     await _terminate_commitment_workflows(ctx)
+    await _delete_automations(ctx)
     summary = f"{' | '.join(reported)}, second after {delay * 1000:.0f} ms"
     return [
         Violation(pair_name(pair), trial, seed, name, found[name], summary)
