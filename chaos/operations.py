@@ -13,6 +13,7 @@ means for it.
 - forget: a distillation of the memoryRef races `memoryctl forget --tag` (run as the
   operator runs it, and itself SIGKILLed at random); the erasure must be all or nothing
   at every instant, and afterwards the forgotten text is in no table.
+- proposals (chaos/proposals.py): a dream that proposes a weekly routine, then an apply.
 """
 
 from __future__ import annotations
@@ -240,6 +241,12 @@ class SettableClock:
 
     def __call__(self) -> datetime:
         return self.value or datetime.now(UTC)
+
+    @classmethod
+    def at(cls, instant: datetime) -> SettableClock:
+        clock = cls()
+        clock.value = instant
+        return clock
 
 
 class Commitments(Operation):

@@ -37,10 +37,11 @@ from chaos.operations import (
     Verdict,
     retrying,
 )
+from chaos.proposals import Proposals
 from memory.database import create_engine, migrate
 from runtime.converter import data_converter
 
-KINDS = ("distillation", "consolidation", "commitments", "forget")
+KINDS = ("distillation", "consolidation", "commitments", "forget", "proposals")
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,8 @@ class Chaos:
             return Commitments(
                 number, [self.rng.uniform(2, 8) for _ in range(Commitments.REMINDERS)]
             )
+        if kind == "proposals":
+            return Proposals(number)
         return Forget(number)
 
     async def _perform(self, context: Context, operation: Operation) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ("distillation", "consolidation", "commitments", "forget")
+KINDS = ("distillation", "consolidation", "commitments", "forget", "proposals")
 
 
 @pytest.mark.slow
