@@ -101,7 +101,7 @@ def build_worker(
         activities=[
             *memory.all(),
             *commitments.all(),
-            *FleetActivities(store.dream_work, memory, commitments).all(),
+            *FleetActivities(store.dream_work, memory, commitments, proposals).all(),
             *WorkflowIdActivities(ids).all(),
             *FixtureRunActivities(store).all(),
             *EmbeddingActivities(store).all(),

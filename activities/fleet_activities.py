@@ -1,15 +1,17 @@
 """Fleet dreams' activities: find the memoryRefs with work, and dream a batch of agents in
 one activity.
 
-A dream of one agent is the same five steps a DreamWorkflow schedules (distill under the
-budget, consolidate, infer commitments, arm them, collect garbage), run here by calling
+A dream of one agent is the same six steps a DreamWorkflow schedules (distill under the
+budget, consolidate, infer commitments, arm them, propose automations of recurring
+requests, collect garbage), run here by calling
 the very same activity methods, so the two paths cannot drift. What changes is the
 Temporal cost: one activity for a batch of agents instead of four workflows and a dozen
 activities per agent. What stays:
 
 - Exactly once per agent: every step is keyed by ``<runKey>/<memoryRef>`` or claims what
   it consumes in the database (distillation's source claims, the consolidation pass's
-  run key, inference's watermark, arming's reject-duplicate workflow ids), so a batch
+  run key, inference's watermark, arming's reject-duplicate workflow ids, proposals'
+  derived ids), so a batch
   retried after a crash applies each agent once.
 - Commitments due beyond the arming horizon go to the fleet's horizon workflow, one
   signal per batch (workflows/commitment_horizon.py), not one horizon run per agent.
@@ -36,6 +38,7 @@ from activities.commitment_activities import CommitmentActivities
 from activities.contracts import DREAM_AGENTS, FIND_DUE_REFS
 from activities.heartbeat import progress
 from activities.memory_activities import MemoryActivities
+from activities.proposal_activities import ProposalActivities
 from memory.dream_work import DreamWork
 from memory.maintenance_writes import maintenance_writes
 from runtime.product_metrics import DreamOutcome, ProductMetrics
@@ -51,6 +54,7 @@ from schemas.fleet import (
     DueRefsRequest,
 )
 from schemas.memory_ref import MemoryRef
+from schemas.proposals import SynthesisRequest
 from schemas.workflow_io import DistillMemoryRequest, IndexRequest
 
 T = TypeVar("T")
@@ -62,10 +66,12 @@ class FleetActivities:
         work: DreamWork,
         memory: MemoryActivities,
         commitments: CommitmentActivities,
+        proposals: ProposalActivities,
     ) -> None:
         self.work = work
         self.memory = memory
         self.commitments = commitments
+        self.proposals = proposals
 
     @activity.defn(name=FIND_DUE_REFS.name)
     @content_free
@@ -149,6 +155,12 @@ class FleetActivities:
                     ArmCommitmentsRequest(memory_ref=ref, from_horizon=True)
                 ),
             )
+            proposed = await step(
+                "propose",
+                lambda: self.proposals.synthesize_proposals(
+                    SynthesisRequest(memory_ref=ref, run_id=run_key)
+                ),
+            )
             garbage = await step(
                 "collect-garbage",
                 lambda: self.memory.collect_garbage(IndexRequest(memory_ref=ref)),
@@ -167,6 +179,7 @@ class FleetActivities:
             superseded=consolidated.superseded_count if consolidated else 0,
             commitments_created=inferred.created if inferred else 0,
             workflows_started=armed.started if armed else 0,
+            proposals_created=len(proposed.created) if proposed else 0,
             expired=garbage.expired_entries if garbage else 0,
             failed_steps=tuple(failed),
             next_deferred_at=armed.next_deferred_at if armed else None,

@@ -89,6 +89,7 @@ class AgentDream(WireResult):
     superseded: int = 0
     commitments_created: int = 0
     workflows_started: int = 0
+    proposals_created: int = 0
     expired: int = 0
     # "<step>:<error code>" for each step that failed (no message: it could quote text).
     failed_steps: tuple[str, ...] = ()

@@ -14,6 +14,7 @@ from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from activities.commitment_activities import CommitmentActivities
 from activities.fleet_activities import FleetActivities
 from activities.memory_activities import MemoryActivities
+from activities.proposal_activities import ProposalActivities
 from memory import tables
 from memory.maintenance_writes import maintenance_writes
 from memory.store import PostgresMemoryStore
@@ -83,7 +84,14 @@ async def test_pages_follow_the_cursor_in_tenant_then_ref_order(
 def _fleet(store: PostgresMemoryStore, temporal_env: WorkflowEnvironment) -> FleetActivities:
     memory = MemoryActivities(store, StaticSecretVault({}))
     commitments = CommitmentActivities(store.commitments, temporal_env.client, "fleet-unused")
-    return FleetActivities(store.dream_work, memory, commitments)
+    proposals = ProposalActivities(
+        store.proposals,
+        temporal_env.client,
+        task_queue="fleet-unused",
+        activation="direct-rbac",
+        vault=StaticSecretVault({}),
+    )
+    return FleetActivities(store.dream_work, memory, commitments, proposals)
 
 
 async def _counts(engine: AsyncEngine, ref: str) -> tuple[int, int, int]:

@@ -28,6 +28,7 @@ from activities.embedding_activities import EmbeddingActivities
 from activities.fixture_run_activities import FixtureRunActivities
 from activities.fleet_activities import FleetActivities
 from activities.memory_activities import MemoryActivities
+from activities.proposal_activities import ProposalActivities
 from activities.workflow_id_activities import WorkflowIdActivities
 from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
@@ -157,10 +158,18 @@ async def test_every_contract_has_an_implementation_of_its_types(
 ) -> None:
     memory = MemoryActivities(store, StaticSecretVault({}))
     commitments = CommitmentActivities(store.commitments, temporal_env.client, "q")
+    proposals = ProposalActivities(
+        store.proposals,
+        temporal_env.client,
+        task_queue="q",
+        activation="direct-rbac",
+        vault=StaticSecretVault({}),
+    )
     registered = [
         *memory.all(),
         *commitments.all(),
-        *FleetActivities(store.dream_work, memory, commitments).all(),
+        *proposals.all(),
+        *FleetActivities(store.dream_work, memory, commitments, proposals).all(),
         *WorkflowIdActivities(PLAIN).all(),
         *FixtureRunActivities(store).all(),
         *EmbeddingActivities(store).all(),

@@ -9,17 +9,20 @@ from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from memory import tables
 from memory.store import PostgresMemoryStore
 from memory.vault import StaticSecretVault
 from runtime.settings import Settings
+from runtime.workflow_ids import PLAIN
 from schemas.fleet import FleetDreamInput, FleetDreamResult
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note, unique_ref
+from tests.support.proposals import last_mondays, seed_routine
 from tests.support.worker_clients import clients_with_identities
 from worker import build_worker
 from workflows.fleet_dream import FleetDreamWorkflow
@@ -239,3 +242,26 @@ async def test_a_failing_agent_stays_due_and_the_others_are_dreamed(
             select(func.count()).where(tables.entries.c.memory_ref == broken)
         )
     assert live == 13
+
+
+async def test_a_fleet_dream_proposes_a_routine_once_like_a_dream(
+    temporal_env: WorkflowEnvironment,
+    fleet_queue: str,
+    store: PostgresMemoryStore,
+    engine: AsyncEngine,
+) -> None:
+    """The fleet runs the dream's synthesis step: a weekly routine becomes one inert
+    draft with its lifecycle workflow, and a second fleet run proposes nothing more."""
+    ref = unique_ref()
+    tenant = parse_memory_ref(ref).tenant
+    await seed_routine(engine, ref, last_mondays(3))
+    await _fleet(temporal_env.client, fleet_queue, tenant=tenant)
+    (proposal,) = await store.proposals.list(tenant)
+    assert proposal.state == "draft" and proposal.memory_ref == ref
+    handle = temporal_env.client.get_workflow_handle(PLAIN.proposal(tenant, proposal.id))
+    assert (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
+    await store.put(ref, note("Something new, so the agent is due again."))
+    await _fleet(temporal_env.client, fleet_queue, tenant=tenant)
+    assert [p.id for p in await store.proposals.list(tenant)] == [proposal.id]
+    assert len(await store.events(ref, types=["proposal.created"])) == 1
+    await handle.terminate("test over")
