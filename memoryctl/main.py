@@ -12,6 +12,8 @@
     memoryctl lineage --memory-ref REF --id ID [--json]    where an entry's text went
     memoryctl consolidate run | audit | conflicts | undo   see memoryctl/consolidate.py
     memoryctl commitments infer | list | show | cancel     see memoryctl/commitments.py
+    memoryctl proposals list | show | revise | apply | decide | reject | archive
+                                                           see memoryctl/proposals.py
     memoryctl memory put | get | list | forget             entries by hand (memoryctl/entries.py)
     memoryctl dream run --memory-ref REF [--token-budget N] [--json]   a dream now, waited for
     memoryctl dream fleet [--tenant T] [--json]    every agent with new work, one workflow
@@ -46,6 +48,7 @@ from memoryctl.forget import forget, lineage
 from memoryctl.index import index_app
 from memoryctl.keys import keys_app
 from memoryctl.payload_keys import payload_keys_app
+from memoryctl.proposals import proposals_app
 from memoryctl.schedule import schedule_app
 from memoryctl.serve import serve
 from memoryctl.usage import usage_line
@@ -58,6 +61,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(index_app, name="index")
 app.add_typer(consolidate_app, name="consolidate")
 app.add_typer(commitments_app, name="commitments")
+app.add_typer(proposals_app, name="proposals")
 app.add_typer(events_app, name="events")
 app.add_typer(memory_app, name="memory")
 app.add_typer(dream_app, name="dream")

@@ -48,6 +48,13 @@ async def _has_schedule(client: Client, schedule_id: str) -> bool:
     return True
 
 
+async def _assert_inert(client: Client, tenant: str, proposal_id: str, ref: str) -> None:
+    """Nothing of the proposal runs: no schedule, and no agent run of its memoryRef."""
+    assert not await _has_schedule(client, PLAIN.automation(tenant, proposal_id))
+    query = f"WorkflowType = 'AgentRunWorkflow' AND MemoryRef = '{ref}'"
+    assert [run.id async for run in client.list_workflows(query)] == []
+
+
 async def _runs_started_by(client: Client, schedule_id: str) -> int:
     query = f"WorkflowId STARTS_WITH '{schedule_id}'"
     return len([run async for run in client.list_workflows(query)])
@@ -88,7 +95,7 @@ async def test_a_weekly_routine_becomes_one_inert_draft_and_apply_installs_it(
     handle = client.get_workflow_handle(workflow_id)
     status = await handle.query(ProposalWorkflow.status)
     assert status is not None and status.state == "draft"
-    assert not await _has_schedule(client, schedule_id)
+    await _assert_inert(client, tenant, proposal_id, ref)
 
     applied = await command(client, workflow_id, "apply")
     assert applied.state == "applied"
@@ -139,10 +146,11 @@ async def test_reject_and_archive_leave_nothing_installed_and_refuse_apply(
         workflow_id = PLAIN.proposal(tenant, proposal_id)
         moved = await command(client, workflow_id, update)
         assert moved.state == ("rejected" if update == "reject" else "archived")
-        assert not await _has_schedule(client, PLAIN.automation(tenant, proposal_id))
+        ref = refs[ids.index(proposal_id)]
+        await _assert_inert(client, tenant, proposal_id, ref)
         with pytest.raises((WorkflowUpdateFailedError, RPCError)):
             await command(client, workflow_id, "apply")
-        assert not await _has_schedule(client, PLAIN.automation(tenant, proposal_id))
+        await _assert_inert(client, tenant, proposal_id, ref)
         assert (await store.proposals.get(tenant, proposal_id)).state == moved.state
     # A rejected routine is not proposed again by the next dream.
     again = await _dream(client, worker_task_queue, refs[0])
@@ -169,6 +177,7 @@ async def test_a_revision_is_what_apply_installs(
     status = await command(client, workflow_id, "revise", artifact_sha256=revised.artifact_sha256)
     assert status.state == "revised" and status.artifact_sha256 == revised.artifact_sha256
     assert revised.artifact_sha256 != proposal.artifact_sha256
+    await _assert_inert(client, tenant, proposal_id, ref)
     await command(client, workflow_id, "apply")
     schedule_id = PLAIN.automation(tenant, proposal_id)
     assert await installed_checksum(client, schedule_id) == revised.artifact_sha256
@@ -215,12 +224,13 @@ async def test_approval_gate_installs_only_when_granted_and_lapses_on_timeout(
         return status is not None and status.gate == "lapsed"
 
     await eventually(lapsed)
-    assert not await _has_schedule(client, schedule_id)
+    await _assert_inert(client, tenant, proposal_id, f"mem://{tenant}/reviewable-learning-demo")
 
     granted = await gated(3600)
     await command(client, granted, "apply")
     denied = await command(client, granted, "decide", decision="denied")
-    assert denied.gate == "denied" and not await _has_schedule(client, schedule_id)
+    assert denied.gate == "denied"
+    await _assert_inert(client, tenant, proposal_id, f"mem://{tenant}/reviewable-learning-demo")
     await command(client, granted, "apply")
     applied = await command(client, granted, "decide", decision="granted")
     assert applied.state == "applied" and applied.gate == "granted"
