@@ -47,8 +47,12 @@ async def test_no_pair_of_maintenance_operations_breaks_an_invariant(
     print(report.table())
     assert sum(report.trials.values()) == CI_TRIALS * len(PAIRS) == 550
     assert any("fleet" in pair for pair in report.trials)
-    async with create_async_engine(database_url).connect() as connection:
-        applied = await connection.scalar(text("SELECT count(*) FROM proposals WHERE state = 'applied'"))
+    engine = create_async_engine(database_url)
+    async with engine.connect() as connection:
+        applied = await connection.scalar(
+            text("SELECT count(*) FROM proposals WHERE state = 'applied'")
+        )
+    await engine.dispose()
     assert applied and applied >= CI_TRIALS  # propose proposed and applied, trial after trial
     if report.failures:
         pytest.fail("\n" + report.table(), pytrace=False)
