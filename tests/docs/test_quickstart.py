@@ -85,6 +85,13 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     new, started, deferred = (int(group) for group in armed.groups())
     assert new > 0 and started + deferred == new, first
     assert "registered secrets in the distilled entry: none" in first
+    # The weekly routine of the demo memory: exactly one proposal, inert.
+    assert first.count("proposals: ") == 1, first
+    assert (
+        "proposals: 1 new from 1 recurring requests, inert until applied "
+        "(memoryctl proposals list --tenant acme)" in first
+    )
+    assert "  memoryctl proposals list --tenant acme" in first  # the next steps
     link = f"Temporal UI: http://localhost:{ui_port}/namespaces/default/workflows/dream%3Aacme%3Asupport-agent-"
     assert link in first
     # The HTTP API: checked over HTTP with the demo tenant's key, then the curl lines.
@@ -121,6 +128,8 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     # The next day: the facts learned again merge into yesterday's survivors, and the
     # re-keyed plan tier supersedes yesterday's value.
     assert "1 superseded" in second
+    # The same routine the next day: proposed already, nothing new.
+    assert "proposals: 0 new from 1 recurring requests" in second
 
 
 class _Running:
