@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
 from memory.store import PostgresMemoryStore
-from schemas.memory_entry import NewMemoryEntry
 from schemas.proposals import ProposalCommand, ProposalStatus
+from tests.support.factories import note
 from workflows.proposal import ProposalWorkflow
 
 WEEKLY_REQUEST = (
@@ -50,8 +50,8 @@ async def seed_routine(
     ids = []
     for position, moment in enumerate(moments):
         store = PostgresMemoryStore(engine, clock=functools.partial(_at, moment), embedder=None)
-        text = texts[position % len(texts)]
-        entry = await store.put(ref, NewMemoryEntry(content=text, tags=tags))
+        # note(): the session's history audit looks for every text written.
+        entry = await store.put(ref, note(texts[position % len(texts)], *tags))
         ids.append(entry.id)
     return ids
 

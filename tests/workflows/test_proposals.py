@@ -20,8 +20,8 @@ from runtime.workflow_ids import PLAIN
 from schemas.memory_ref import parse_memory_ref
 from schemas.proposals import ProposalRevision, ProposalStatus, ProposalWorkflowInput
 from schemas.workflow_io import DreamInput, DreamResult
-from tests.support.factories import unique_ref
-from tests.support.proposals import command, last_mondays, seed_routine
+from tests.support.factories import canary, unique_ref
+from tests.support.proposals import WEEKLY_REQUEST, command, last_mondays, seed_routine
 from tests.support.waiting import eventually
 from workflows.dream import DreamWorkflow
 from workflows.proposal import ProposalWorkflow
@@ -167,12 +167,18 @@ async def test_a_revision_is_what_apply_installs(
     ref = unique_ref()
     tenant = parse_memory_ref(ref).tenant
     await seed_routine(engine, ref, last_mondays(3))
-    result = await _dream(client, worker_task_queue, ref)
+    dream_id = f"dream-{uuid.uuid4().hex[:8]}"
+    result = await client.execute_workflow(
+        DreamWorkflow.run, DreamInput(memory_ref=ref), id=dream_id, task_queue=worker_task_queue
+    )
     assert result.proposals is not None
     (proposal_id,) = result.proposals.created
     proposal = await store.proposals.get(tenant, proposal_id)
     artifact = {**proposal.artifact, "schedule": {**proposal.artifact["schedule"], "hour": 7}}
-    revised = await store.proposals.revise(tenant, proposal_id, ProposalRevision(artifact=artifact))
+    # A reviewer's free text stays in PostgreSQL: the session's history audit looks for
+    # these canaries in every history.
+    revision = ProposalRevision(title=canary(), rationale=canary(), artifact=artifact)
+    revised = await store.proposals.revise(tenant, proposal_id, revision)
     workflow_id = PLAIN.proposal(tenant, proposal_id)
     status = await command(client, workflow_id, "revise", artifact_sha256=revised.artifact_sha256)
     assert status.state == "revised" and status.artifact_sha256 == revised.artifact_sha256
@@ -181,6 +187,14 @@ async def test_a_revision_is_what_apply_installs(
     await command(client, workflow_id, "apply")
     schedule_id = PLAIN.automation(tenant, proposal_id)
     assert await installed_checksum(client, schedule_id) == revised.artifact_sha256
+    # Ids, states and checksums only: no title, rationale or request in the histories.
+    histories = [
+        (await client.get_workflow_handle(workflow_id).fetch_history()).to_json(),
+        (await client.get_workflow_handle(dream_id).fetch_history()).to_json(),
+    ]
+    for history in histories:
+        for text in (revision.title, revision.rationale, *WEEKLY_REQUEST):
+            assert text is not None and text not in history
     await client.get_schedule_handle(schedule_id).delete()
 
 
