@@ -29,6 +29,7 @@ from activities.contracts import (
 from memory.maintenance_writes import maintenance_writes
 from memory.proposals.store import ProposalStore
 from memory.vault import SecretVault, registry_for_tenant
+from runtime.product_metrics import ProductMetrics
 from runtime.search_attributes import attributes_of
 from runtime.workflow_ids import PLAIN, WorkflowIds
 from schemas.errors import ErrorCode
@@ -93,6 +94,7 @@ class ProposalActivities:
         secrets = registry_for_tenant(self.vault, ref.tenant, request.run_id)
         with maintenance_writes():
             result = await self.proposals.synthesize(ref, request.run_id, self.task_queue, secrets)
+        ProductMetrics.in_activity().proposals(len(result.created), "created")
         # Every open proposal of the ref has its lifecycle workflow: a retry after the
         # commit created nothing new, but its starts may not have happened.
         for proposal in await self.proposals.list(ref.tenant, memory_ref=ref):
@@ -130,6 +132,8 @@ class ProposalActivities:
             proposal = await self.proposals.get(request.tenant, request.proposal_id)
         else:
             proposal = await self.proposals.transition(request)
+            if request.to_state in ("rejected", "archived"):
+                ProductMetrics.in_activity().proposals(1, request.to_state)
         return status_of(proposal)
 
     @activity.defn(name=INSTALL_PROPOSAL.name)
@@ -140,6 +144,7 @@ class ProposalActivities:
         ref = installed_ref(schedule_id, proposal.artifact_sha256)
         if proposal.state != "applied":
             await self._install(proposal, schedule_id)
+            ProductMetrics.in_activity().proposals(1, "applied")
         return status_of(await self.proposals.mark_applied(request, ref))
 
     async def _install(self, proposal: Proposal, schedule_id: str) -> None:

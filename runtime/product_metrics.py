@@ -10,6 +10,8 @@ Each figure is recorded once, where it is decided:
   same methods run for a DreamWorkflow's steps and inside a fleet batch);
 - a commitment's firing by the activity that claimed it (``fired`` or ``missed``; a retry
   that finds its own claim reports ``already-claimed`` and records nothing);
+- proposals by the activity that created or moved them (``event``: created, applied,
+  rejected, archived);
 - HTTP requests by the API's middleware (api/request_metrics.py); entries erased when
   their TTL ran out by the garbage collection that erased them (``reason="ttl"``).
   ``memoryctl forget`` runs in a short-lived CLI process nothing scrapes: its erasures
@@ -55,6 +57,10 @@ ERASED = ("agent_memory_erased_entries", "Entries erased with their derived copi
 EMBEDDED = (
     "agent_memory_entries_embedded",
     "Entries given a vector by a re-embedding (ReembedWorkflow) pass",
+)
+PROPOSALS = (
+    "agent_memory_proposals",
+    "Proposals (RFC 0096) by what happened: created by a dream, applied, rejected, archived",
 )
 HTTP_DURATION = (
     "agent_memory_http_request_duration_seconds",
@@ -116,3 +122,8 @@ class ProductMetrics:
 
     def embedded(self, entries: int) -> None:
         self._count(EMBEDDED, entries)
+
+    def proposals(
+        self, count: int, event: Literal["created", "applied", "rejected", "archived"]
+    ) -> None:
+        self._count(PROPOSALS, count, event=event)

@@ -51,6 +51,9 @@ async def test_each_figure_is_recorded_once_under_its_series() -> None:
     metrics.fired(FireOutcome(commitment_id="c2", status="missed"), timedelta(hours=2))
     metrics.fired(FireOutcome(commitment_id="c1", status="already-claimed"), timedelta(0))
     metrics.armed(0)
+    metrics.proposals(2, "created")
+    metrics.proposals(1, "applied")
+    metrics.proposals(0, "rejected")
     text = (await exporter.exposition()).decode()
 
     def value(name: str, **labels: str) -> float:
@@ -73,3 +76,6 @@ async def test_each_figure_is_recorded_once_under_its_series() -> None:
     assert value(lateness, status="missed", le="3600") == 0
     assert value(lateness, status="missed", le="21600") == 1
     assert value("agent_memory_commitment_lateness_seconds_sum", status="fired") == 3
+    assert value("agent_memory_proposals_total", event="created") == 2
+    assert value("agent_memory_proposals_total", event="applied") == 1
+    assert value("agent_memory_proposals_total", event="rejected") == 0
