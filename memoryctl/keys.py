@@ -91,27 +91,26 @@ def list_(
     if not records:
         console.print("no keys")
         return
+    # Two lines a key, so it reads at 80 columns with the id and every scope whole.
     table = Table()
-    table.add_column("key id", no_wrap=True)
-    for column in ("tenant", "name", "scopes"):
-        table.add_column(column, overflow="fold")
-    for column in ("created", "last used", "revoked"):
-        table.add_column(column, no_wrap=True)
+    table.add_column("key id\ntenant", no_wrap=True)
+    table.add_column("name\nscopes", overflow="fold")
+    table.add_column("created\nlast used", no_wrap=True)
+    table.add_column("revoked", no_wrap=True)
     for record in records:
         table.add_row(
-            record.key_id,
-            record.tenant,
-            Text(record.name),  # Text: a name such as "[red]" is not markup
-            Text(_scopes(record.scopes)),
-            short_instant(record.created_at),
-            short_instant(record.last_used_at),
+            f"{record.key_id}\n{record.tenant}",
+            # Text: a name such as "[red]" is not markup
+            Text(f"{record.name or '-'}\n{_scopes(record.scopes)}"),
+            f"{short_instant(record.created_at)}\n{short_instant(record.last_used_at)}",
             short_instant(record.revoked_at),
         )
     console.print(table)
 
 
 def _scopes(scopes: tuple[str, ...]) -> str:
-    return ",".join(scopes) or "-"
+    # Spaces, so a narrow table wraps between scopes, never inside one.
+    return " ".join(scopes) or "-"
 
 
 @keys_app.command("revoke")

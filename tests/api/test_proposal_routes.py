@@ -11,6 +11,7 @@ import asyncio
 import uuid
 from typing import Any
 
+import httpx
 import pytest
 from openwop_client import OpenwopClient, WopError
 from openwop_client.types import ReviseProposalRequest
@@ -19,11 +20,14 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.automation_schedules import installed_checksum
+from api.app import create_app
+from memory.api_keys import ApiKeyStore
 from memory.store import PostgresMemoryStore
+from memory.vault import StaticSecretVault
 from runtime.workflow_ids import PLAIN
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import unique_ref
-from tests.support.http_app import RunningApi
+from tests.support.http_app import RunningApi, api_services, serving
 from tests.support.proposals import last_mondays, seed_routine
 
 
@@ -133,3 +137,75 @@ async def test_v1_proposals_refuse_bad_artifacts_and_other_tenants(
         assert (await http.get(f"/v1/proposals/{first}")).status_code == 404
         assert (await http.post(f"/v1/proposals/{first}/reject", json={})).status_code == 404
         assert (await http.get("/v1/proposals")).json()["proposals"] == []
+
+
+async def test_approval_gate_over_http_needs_a_reviewer_or_an_audited_override(
+    engine: AsyncEngine,
+    store: PostgresMemoryStore,
+    temporal_env: WorkflowEnvironment,
+    worker_task_queue: str,
+    vault: StaticSecretVault,
+) -> None:
+    services = api_services(
+        engine,
+        store,
+        temporal_env.client,
+        worker_task_queue,
+        vault,
+        AGENT_MEMORY_PROPOSAL_ACTIVATION="approval-gate",
+        AGENT_MEMORY_PROPOSAL_APPROVAL_TIMEOUT_S=3600,
+    )
+    keys = ApiKeyStore(engine)
+    tenant = f"t{uuid.uuid4().hex[:8]}"
+    async with serving(create_app(services)) as url:
+        api = RunningApi(url=url, services=services, keys=keys)
+        granted_id, overridden_id = await _proposals(engine, store, tenant, api)
+        author = await keys.create(tenant, "author")
+        reviewer = await keys.create(tenant, "reviewer", scopes=["proposals:review"])
+        overrider = await keys.create(tenant, "lead", scopes=["proposals:override"])
+
+        def http(key: str) -> httpx.AsyncClient:
+            return httpx.AsyncClient(base_url=url, headers={"X-API-Key": key}, timeout=60)
+
+        async with http(author.key) as a, http(reviewer.key) as r, http(overrider.key) as o:
+            discovery = (await a.get("/.well-known/openwop")).json()
+            assert discovery["agents"]["proposals"]["activation"] == "approval-gate"
+            pending = await a.post(f"/v1/proposals/{granted_id}/apply", json={})
+            assert pending.status_code == 202, pending.text
+            assert pending.json()["approval"]["gate"] == "pending"
+            schedule_id = PLAIN.automation(tenant, granted_id)
+            assert not await _installed(temporal_env.client, schedule_id)
+            # The author cannot approve their own apply: no review scope.
+            refused = await a.post(
+                f"/v1/proposals/{granted_id}/approval", json={"decision": "granted"}
+            )
+            assert refused.status_code == 403
+            assert refused.json()["details"]["requiredScope"] == "proposals:review"
+            assert not await _installed(temporal_env.client, schedule_id)
+            granted = await r.post(
+                f"/v1/proposals/{granted_id}/approval", json={"decision": "granted"}
+            )
+            assert granted.status_code == 200, granted.text
+            activation = granted.json()["activation"]
+            assert activation["mode"] == "approval-gate" and not activation["overridden"]
+            assert activation["approvalId"] == f"{granted_id}/approval-1"
+            assert await installed_checksum(temporal_env.client, schedule_id) == (
+                granted.json()["artifactDigest"].removeprefix("sha256:")
+            )
+
+            # An override needs its own scope, and is recorded as one.
+            denied = await a.post(f"/v1/proposals/{overridden_id}/apply", json={"override": True})
+            assert denied.status_code == 403
+            forced = await o.post(f"/v1/proposals/{overridden_id}/apply", json={"override": True})
+            assert forced.status_code == 200, forced.text
+            assert forced.json()["activation"]["overridden"] is True
+            assert forced.json()["activation"]["activatedBy"] == f"key:{overrider.record.key_id}"
+            # v2: approval-gate's apply answers 202 {runId}; the proposal is applied already.
+            v2 = await a.post(
+                f"/proposals/{overridden_id}:apply", json={}, headers={"OpenWOP-Version": "2.0"}
+            )
+            assert v2.status_code == 200 and v2.json()["state"] == "applied"
+    for proposal_id in (granted_id, overridden_id):
+        await temporal_env.client.get_schedule_handle(
+            PLAIN.automation(tenant, proposal_id)
+        ).delete()

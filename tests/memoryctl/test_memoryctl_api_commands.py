@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -207,11 +208,20 @@ async def test_keys_carry_scopes(database_url: str, engine: AsyncEngine) -> None
     listed = json.loads(ok(await cli("keys", "list", "--tenant", tenant, "--json")))
     assert [(row["keyId"], row["scopes"]) for row in listed] == expected
     assert [(r.key_id, list(r.scopes)) for r in await keys.list(tenant)] == expected
-    table = ok(await cli("keys", "list", "--tenant", tenant))
-    assert "scopes" in table.splitlines()[1]
-    rows = {cells[0]: cells for cells in map(_cells, table.splitlines()) if len(cells) > 3}
-    assert rows[first_id][3] == "memory.read,proposals:apply"
-    assert rows[bare_id][3] == "-"
+    # The table at 80 columns (the console script, so the width is the one given): two
+    # lines a key, every line fits, the id and every scope whole.
+    narrow = {"DATABASE_URL": database_url, "COLUMNS": "80"}
+    table = ok(await asyncio.to_thread(memoryctl, "keys", "list", "--tenant", tenant, env=narrow))
+    lines = table.splitlines()
+    assert all(len(line) <= 80 for line in lines), table
+    assert "scopes" in lines[2], table  # the header's second line: tenant, scopes
+    rows = [_cells(line) for line in lines[4:-1]]  # below the header's rule
+    starts = [i for i, cells in enumerate(rows) if re.fullmatch(r"[0-9a-f]{12}", cells[0])]
+    for key_id, scopes in ((first_id, "memory.read proposals:apply"), (bare_id, "-")):
+        at = next(i for i in starts if rows[i][0] == key_id)
+        end = next((i for i in starts if i > at), len(rows))
+        assert rows[at + 1][0] == tenant, table
+        assert " ".join(cells[1] for cells in rows[at + 1 : end] if cells[1]) == scopes, table
 
     # A bad scope is refused naming scopes, and no key is written.
     too_many = [f"s{number}" for number in range(MAX_SCOPES + 1)]

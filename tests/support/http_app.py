@@ -55,9 +55,17 @@ def api_services(
     client: Client,
     task_queue: str,
     vault: SecretVault,
+    **settings_values: object,
 ) -> ApiServices:
+    """``settings_values``: more settings by their environment names."""
+
     async def temporal() -> Client:
         return client
 
-    settings = Settings(AGENT_MEMORY_TASK_QUEUE=task_queue, OPENWOP_TEST_SEAM_ENABLED=True)
+    values = {
+        "AGENT_MEMORY_TASK_QUEUE": task_queue,
+        "OPENWOP_TEST_SEAM_ENABLED": True,
+        **settings_values,
+    }
+    settings = Settings.model_validate(values)
     return ApiServices.build(settings, engine, vault, temporal, store=store)
