@@ -12,7 +12,8 @@ refused update never enters the history, and the handler checks again under a lo
 current details show the state.
 
 Activation: direct-rbac installs on ``apply`` (the API checked the caller's scope);
-approval-gate opens a gate on ``apply`` and installs when a reviewer grants it, or when
+approval-gate opens a gate on ``apply`` and installs when a reviewer (another key than
+the one that asked) grants it, or when
 ``apply`` comes with ``override`` (the API checked the override scope; the activation
 records it). A gate not decided within ``approval_timeout_s`` lapses: nothing installed,
 the proposal stays as it was.
@@ -47,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.activity_calls import call
 
 CLOSED_STATES = frozenset({"applied", "rejected", "archived"})
+KEY_ACTOR = "key:"  # an API key's actor id (api/proposal_routes.py); memoryctl is the operator
 
 
 def _refuse(status: ProposalStatus | None, action: str) -> None:
@@ -75,6 +77,7 @@ class ProposalWorkflow:
         self._status: ProposalStatus | None = None
         self._lock = asyncio.Lock()
         self._approvals = 0
+        self._gate_opened_by: str | None = None
 
     @workflow.run
     async def run(self, request: ProposalWorkflowInput) -> ProposalStatus:
@@ -129,6 +132,7 @@ class ProposalWorkflow:
             if self._request.activation == "direct-rbac" or command.override:
                 return await self._install(command, approval_id=None)
             self._approvals += 1
+            self._gate_opened_by = command.actor
             self._show(
                 self._current.model_copy(
                     update={
@@ -175,6 +179,13 @@ class ProposalWorkflow:
             raise ApplicationError(
                 "no approval is pending for this proposal",
                 type=ErrorCode.INVALID_TRANSITION.value,
+                non_retryable=True,
+            )
+        if command.actor == self._gate_opened_by and command.actor.startswith(KEY_ACTOR):
+            # Four eyes: the key that asked to apply cannot grant it (the operator can).
+            raise ApplicationError(
+                "the key that asked to apply cannot decide its approval",
+                type=ErrorCode.INVALID_INPUT.value,
                 non_retryable=True,
             )
 

@@ -162,25 +162,40 @@ async def test_approval_gate_over_http_needs_a_reviewer_or_an_audited_override(
         granted_id, overridden_id = await _proposals(engine, store, tenant, api)
         author = await keys.create(tenant, "author")
         reviewer = await keys.create(tenant, "reviewer", scopes=["proposals:review"])
+        # Holding the review scope does not let a key grant its own apply.
+        self_reviewer = await keys.create(tenant, "self", scopes=["proposals:review"])
         overrider = await keys.create(tenant, "lead", scopes=["proposals:override"])
 
         def http(key: str) -> httpx.AsyncClient:
             return httpx.AsyncClient(base_url=url, headers={"X-API-Key": key}, timeout=60)
 
-        async with http(author.key) as a, http(reviewer.key) as r, http(overrider.key) as o:
+        async with (
+            http(author.key) as a,
+            http(reviewer.key) as r,
+            http(overrider.key) as o,
+            http(self_reviewer.key) as own,
+        ):
             discovery = (await a.get("/.well-known/openwop")).json()
             assert discovery["agents"]["proposals"]["activation"] == "approval-gate"
-            pending = await a.post(f"/v1/proposals/{granted_id}/apply", json={})
+            # A key holding the review scope asks to apply: the gate opens.
+            pending = await own.post(f"/v1/proposals/{granted_id}/apply", json={})
             assert pending.status_code == 202, pending.text
             assert pending.json()["approval"]["gate"] == "pending"
             schedule_id = PLAIN.automation(tenant, granted_id)
             assert not await _installed(temporal_env.client, schedule_id)
-            # The author cannot approve their own apply: no review scope.
+            # A second apply while the gate is open is refused, nothing changes.
+            again = await a.post(f"/v1/proposals/{granted_id}/apply", json={})
+            assert again.status_code == 409, again.text
+            # Without the review scope: 403. The key that asked: 422 (four eyes).
             refused = await a.post(
                 f"/v1/proposals/{granted_id}/approval", json={"decision": "granted"}
             )
             assert refused.status_code == 403
             assert refused.json()["details"]["requiredScope"] == "proposals:review"
+            own_grant = await own.post(
+                f"/v1/proposals/{granted_id}/approval", json={"decision": "granted"}
+            )
+            assert own_grant.status_code == 422, own_grant.text
             assert not await _installed(temporal_env.client, schedule_id)
             granted = await r.post(
                 f"/v1/proposals/{granted_id}/approval", json={"decision": "granted"}
@@ -189,6 +204,7 @@ async def test_approval_gate_over_http_needs_a_reviewer_or_an_audited_override(
             activation = granted.json()["activation"]
             assert activation["mode"] == "approval-gate" and not activation["overridden"]
             assert activation["approvalId"] == f"{granted_id}/approval-1"
+            assert activation["activatedBy"] == f"key:{reviewer.record.key_id}"
             assert await installed_checksum(temporal_env.client, schedule_id) == (
                 granted.json()["artifactDigest"].removeprefix("sha256:")
             )
