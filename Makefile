@@ -60,6 +60,7 @@ bench:
 	$(PY) -m benchmarks.codec_bench
 	$(PY) -m benchmarks.similarity_corpora.fetch
 	$(PY) -m benchmarks.semantic_accuracy_bench
+	$(PY) -m benchmarks.routine_bench
 	$(PY) -m benchmarks.restatement_distill_bench
 	$(PY) -m benchmarks.embedding_bench
 	$(PY) -m benchmarks.search_bench

@@ -18,16 +18,19 @@ paraphrase rule. The guard is what keeps "send Dana the report" and "send Ravi t
 report" apart: entries that differ in a name, number, date or negation are never the
 same. benchmarks/routine_bench.py measures it on held-out paraphrase pairs.
 
-A *routine* is a group of at least MIN_OCCURRENCES sightings whose local times fall
-- weekly: on one weekday, in distinct weeks, at most MAX_GAP_WEEKS apart; or
-- daily: on distinct days, at most MAX_GAP_DAYS apart, at least MIN_DAILY of them;
-and within TIME_OF_DAY_SPREAD of one another in the day. Its time is the median local
-time of day, rounded to the nearest quarter hour.
+A *routine* is the part of a group that keeps a cadence at one time of day: its
+sightings within TIME_OF_DAY_SPREAD around their median local time of day that fall
+- weekly: on the group's most frequent weekday, in at least MIN_OCCURRENCES distinct
+  weeks at most MAX_GAP_WEEKS apart; or
+- daily: on at least MIN_DAILY distinct days at most MAX_GAP_DAYS apart.
+A sighting off that schedule is left out of the routine, not a reason to drop it. Its
+time is the median local time of day, rounded to the nearest quarter hour.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -141,43 +144,70 @@ def find_routines(sightings: Sequence[Sighting], time_zone: str) -> list[Routine
 
 
 def _cadence(group: list[Sighting], zone: ZoneInfo, zone_name: str) -> Routine | None:
+    """The group's routine: the sightings that keep one cadence at one time of day. A
+    sighting off the schedule (asked once on a Wednesday night) is left out of it rather
+    than cancelling the weeks that keep it."""
     if len(group) < MIN_OCCURRENCES:
         return None
-    local = [sighting.at.astimezone(zone) for sighting in group]
-    minutes = [moment.hour * 60 + moment.minute for moment in local]
-    if max(minutes) - min(minutes) > TIME_OF_DAY_SPREAD.total_seconds() // 60:
-        return None
-    cadence, weekday = _weekly(local) or _daily(local) or (None, None)
-    if cadence is None:
-        return None
-    rounded = round(median_low(minutes) / ROUND_MINUTES) * ROUND_MINUTES % (24 * 60)
+    local = [(sighting, sighting.at.astimezone(zone)) for sighting in group]
+    weekday = _modal_weekday(local)
+    weekly = _at_one_time([item for item in local if item[1].weekday() == weekday])
+    if _weekly(weekly):
+        return _routine(weekly, "weekly", weekday, zone_name)
+    daily = _at_one_time(local)
+    if _daily(daily):
+        return _routine(daily, "daily", None, zone_name)
+    return None
+
+
+Located = tuple[Sighting, datetime]
+
+
+def _minute(moment: datetime) -> int:
+    return moment.hour * 60 + moment.minute
+
+
+def _modal_weekday(local: list[Located]) -> int:
+    counts = Counter(moment.weekday() for _, moment in local)
+    return min(counts, key=lambda day: (-counts[day], day))  # the most, then the first
+
+
+def _at_one_time(local: list[Located]) -> list[Located]:
+    """The sightings within TIME_OF_DAY_SPREAD around their median time of day."""
+    if not local:
+        return []
+    middle = median_low(_minute(moment) for _, moment in local)
+    half = TIME_OF_DAY_SPREAD.total_seconds() // 120
+    return [item for item in local if abs(_minute(item[1]) - middle) <= half]
+
+
+def _weekly(local: list[Located]) -> bool:
+    weeks = sorted({moment.date().toordinal() // 7 for _, moment in local})
+    if len(weeks) < MIN_OCCURRENCES:
+        return False
+    return all(later - earlier <= MAX_GAP_WEEKS for earlier, later in pairwise(weeks))
+
+
+def _daily(local: list[Located]) -> bool:
+    days = sorted({moment.date().toordinal() for _, moment in local})
+    if len(days) < MIN_DAILY:
+        return False
+    return all(later - earlier <= MAX_GAP_DAYS for earlier, later in pairwise(days))
+
+
+def _routine(
+    local: list[Located], cadence: Cadence, weekday: int | None, zone_name: str
+) -> Routine:
+    rounded = round(median_low(_minute(m) for _, m in local) / ROUND_MINUTES) * ROUND_MINUTES
+    rounded %= 24 * 60
+    sightings = [sighting for sighting, _ in local]
     return Routine(
-        entry_ids=tuple(sighting.entry_id for sighting in group),
+        entry_ids=tuple(sighting.entry_id for sighting in sightings),
         cadence=cadence,
         weekday=weekday,
         hour=rounded // 60,
         minute=rounded % 60,
         time_zone=zone_name,
-        first_at=group[0].at,
-        last_at=group[-1].at,
+        first_at=sightings[0].at,
+        last_at=sightings[-1].at,
     )
-
-
-def _weekly(local: list[datetime]) -> tuple[Cadence, int | None] | None:
-    if len({moment.weekday() for moment in local}) != 1:
-        return None
-    weeks = sorted({moment.date().toordinal() // 7 for moment in local})
-    if len(weeks) < MIN_OCCURRENCES:
-        return None
-    if any(later - earlier > MAX_GAP_WEEKS for earlier, later in pairwise(weeks)):
-        return None
-    return "weekly", local[0].weekday()
-
-
-def _daily(local: list[datetime]) -> tuple[Cadence, int | None] | None:
-    days = sorted({moment.date().toordinal() for moment in local})
-    if len(days) < MIN_DAILY:
-        return None
-    if any(later - earlier > MAX_GAP_DAYS for earlier, later in pairwise(days)):
-        return None
-    return "daily", None
