@@ -16,7 +16,6 @@ import pytest
 from openwop_client import OpenwopClient, WopError
 from openwop_client.types import ReviseProposalRequest
 from sqlalchemy.ext.asyncio import AsyncEngine
-from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.automation_schedules import installed_checksum
@@ -28,7 +27,7 @@ from runtime.workflow_ids import PLAIN
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import unique_ref
 from tests.support.http_app import RunningApi, api_services, serving
-from tests.support.proposals import last_mondays, seed_routine
+from tests.support.proposals import installed, last_mondays, seed_routine
 
 
 async def _call(function: Any, *args: Any, **kwargs: Any) -> Any:
@@ -48,14 +47,6 @@ async def _proposals(
         result = await store.proposals.synthesize(parse_memory_ref(ref), "run-1", task_queue)
         ids.extend(result.created)
     return ids
-
-
-async def _installed(client: Any, schedule_id: str) -> bool:
-    try:
-        await client.get_schedule_handle(schedule_id).describe()
-    except RPCError:
-        return False
-    return True
 
 
 async def test_the_official_client_reviews_and_applies_a_proposal(
@@ -86,7 +77,7 @@ async def test_the_official_client_reviews_and_applies_a_proposal(
         await _call(reviewer.proposals_apply, first, artifact_digest="sha256:" + "0" * 64)
     assert stale.value.status == 409
     schedule_id = PLAIN.automation(tenant, first)
-    assert not await _installed(temporal_env.client, schedule_id)
+    assert not await installed(temporal_env.client, schedule_id)
 
     applied = await _call(reviewer.proposals_apply, first, artifact_digest=revised.artifactDigest)
     assert applied.state == "applied" and applied.activation is not None
@@ -101,7 +92,7 @@ async def test_the_official_client_reviews_and_applies_a_proposal(
     with pytest.raises(WopError) as closed:
         await _call(reviewer.proposals_apply, second)
     assert closed.value.status == 409
-    assert not await _installed(temporal_env.client, PLAIN.automation(tenant, second))
+    assert not await installed(temporal_env.client, PLAIN.automation(tenant, second))
     with pytest.raises(WopError) as terminal:
         await _call(reader.proposals_archive, first)
     assert terminal.value.status == 409
@@ -182,7 +173,7 @@ async def test_approval_gate_over_http_needs_a_reviewer_or_an_audited_override(
             assert pending.status_code == 202, pending.text
             assert pending.json()["approval"]["gate"] == "pending"
             schedule_id = PLAIN.automation(tenant, granted_id)
-            assert not await _installed(temporal_env.client, schedule_id)
+            assert not await installed(temporal_env.client, schedule_id)
             # A second apply while the gate is open is refused, nothing changes.
             again = await a.post(f"/v1/proposals/{granted_id}/apply", json={})
             assert again.status_code == 409, again.text
@@ -196,7 +187,7 @@ async def test_approval_gate_over_http_needs_a_reviewer_or_an_audited_override(
                 f"/v1/proposals/{granted_id}/approval", json={"decision": "granted"}
             )
             assert own_grant.status_code == 422, own_grant.text
-            assert not await _installed(temporal_env.client, schedule_id)
+            assert not await installed(temporal_env.client, schedule_id)
             granted = await r.post(
                 f"/v1/proposals/{granted_id}/approval", json={"decision": "granted"}
             )

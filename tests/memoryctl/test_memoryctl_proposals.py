@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
-from temporalio.client import Client
-from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.automation_schedules import installed_checksum
@@ -30,7 +28,7 @@ from schemas.memory_ref import parse_memory_ref
 from tests.memoryctl.test_memoryctl_forget import ok, one_line_error
 from tests.support.factories import unique_ref
 from tests.support.memoryctl_inprocess import memoryctl as in_process_memoryctl
-from tests.support.proposals import last_mondays, seed_routine
+from tests.support.proposals import installed, last_mondays, seed_routine
 
 Result = subprocess.CompletedProcess[str]
 
@@ -77,14 +75,6 @@ async def _drafts(
         ids.extend(result.created)
     assert len(ids) == agents
     return ids
-
-
-async def _installed(client: Client, schedule_id: str) -> bool:
-    try:
-        await client.get_schedule_handle(schedule_id).describe()
-    except RPCError:
-        return False
-    return True
 
 
 @pytest.fixture
@@ -174,13 +164,13 @@ async def test_revise_apply_reject_and_archive(
     assert "--artifact-file" in one_line_error(refused, 2)
     proposal = await store.proposals.get(tenant, first)
     assert proposal.artifact["schedule"]["hour"] == 7
-    assert not await _installed(client, schedule_id)
+    assert not await installed(client, schedule_id)
 
     try:
         applied = ok(await run("apply", "--tenant", tenant, first, env=env))
         proposal = await store.proposals.get(tenant, first)
-        installed = f"temporal-schedule:{schedule_id}#sha256:{proposal.artifact_sha256}"
-        assert f"{first}: applied, schedule {installed}" in applied
+        installed_ref = f"temporal-schedule:{schedule_id}#sha256:{proposal.artifact_sha256}"
+        assert f"{first}: applied, schedule {installed_ref}" in applied
         assert proposal.state == "applied"
         assert proposal.activation is not None
         assert proposal.activation.activated_by == "memoryctl"
@@ -192,13 +182,13 @@ async def test_revise_apply_reject_and_archive(
         wire = json.loads(ok(rejected))
         assert (wire["state"], wire["rejectionReason"]) == ("rejected", "done by hand")
         assert (await store.proposals.get(tenant, second)).state == "rejected"
-        assert not await _installed(client, PLAIN.automation(tenant, second))
+        assert not await installed(client, PLAIN.automation(tenant, second))
 
         archived = await run("archive", "--tenant", tenant, first, env=env)
         assert "cannot be archived" in one_line_error(archived, 1)
         assert (await store.proposals.get(tenant, first)).state == "applied"
     finally:
-        if await _installed(client, schedule_id):
+        if await installed(client, schedule_id):
             await client.get_schedule_handle(schedule_id).delete()
 
 
@@ -218,7 +208,7 @@ async def test_approval_gate_apply_waits_for_decide(
         waiting = ok(await run("apply", "--tenant", tenant, proposal_id, env=gated))
         assert f"{proposal_id}: awaiting approval" in waiting
         assert (await store.proposals.get(tenant, proposal_id)).state == "draft"
-        assert not await _installed(client, schedule_id)
+        assert not await installed(client, schedule_id)
 
         granted = await run(
             "decide", "--tenant", tenant, proposal_id, "granted", "--json", env=gated
@@ -232,7 +222,7 @@ async def test_approval_gate_apply_waits_for_decide(
         )
         assert await installed_checksum(client, schedule_id) == stored.artifact_sha256
     finally:
-        if await _installed(client, schedule_id):
+        if await installed(client, schedule_id):
             await client.get_schedule_handle(schedule_id).delete()
 
 

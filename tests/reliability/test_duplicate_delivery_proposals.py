@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import timedelta
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -23,7 +22,6 @@ from memory.store import PostgresMemoryStore
 from runtime.workflow_ids import PLAIN
 from schemas.events import EventType
 from schemas.proposals import AutomationArtifact, ProposalWorkflowInput
-from schemas.workflow_io import DreamInput, DreamResult
 from tests.support.duplicate_delivery import (
     LoseCompletionAfterCommit,
     assert_event_log_gap_free,
@@ -31,21 +29,10 @@ from tests.support.duplicate_delivery import (
     worker_losing_completions,
 )
 from tests.support.factories import unique_ref
-from tests.support.proposals import command, last_mondays, seed_routine
-from workflows.dream import DreamWorkflow
+from tests.support.proposals import command, dream, last_mondays, seed_routine
 from workflows.proposal import ProposalWorkflow
 
 CHOSEN = {SYNTHESIZE_PROPOSALS.name, TRANSITION_PROPOSAL.name, INSTALL_PROPOSAL.name}
-
-
-async def _dream(client: Client, task_queue: str, ref: str) -> DreamResult:
-    return await client.execute_workflow(
-        DreamWorkflow.run,
-        DreamInput(memory_ref=ref),
-        id=f"dream-{uuid.uuid4().hex[:8]}",
-        task_queue=task_queue,
-        execution_timeout=timedelta(seconds=60),
-    )
 
 
 async def _schedules(client: Client, prefix: str) -> list[str]:
@@ -64,9 +51,9 @@ async def test_proposals_retried_after_their_commit_apply_once(
     async with worker_losing_completions(client, store, lose) as task_queue:
         ids: list[str] = []
         for ref in refs:
-            dream = await _dream(client, task_queue, ref)
-            assert dream.proposals is not None and len(dream.proposals.created) == 1
-            ids.extend(dream.proposals.created)
+            dreamed = await dream(client, task_queue, ref)
+            assert dreamed.proposals is not None and len(dreamed.proposals.created) == 1
+            ids.extend(dreamed.proposals.created)
         applied_id, rejected_id = ids
         applied_flow = PLAIN.proposal(tenant, applied_id)
         # Five applies at once: one install, whatever their order.
@@ -112,9 +99,9 @@ async def test_an_install_that_died_after_the_schedule_finishes_and_never_adopts
     for agent in ("agent-1", "agent-2"):
         ref = unique_ref(tenant, agent)
         await seed_routine(engine, ref, last_mondays(3))
-        dream = await _dream(client, worker_task_queue, ref)
-        assert dream.proposals is not None
-        ids.extend(dream.proposals.created)
+        dreamed = await dream(client, worker_task_queue, ref)
+        assert dreamed.proposals is not None
+        ids.extend(dreamed.proposals.created)
     same, other = ids
 
     # The schedule of ``same`` exists already with its own artifact: a retry adopts it.

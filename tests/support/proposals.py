@@ -5,15 +5,19 @@ proposal installed."""
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from memory.store import PostgresMemoryStore
 from schemas.proposals import ProposalCommand, ProposalStatus
+from schemas.workflow_io import DreamInput, DreamResult
 from tests.support.factories import note
+from workflows.dream import DreamWorkflow
 from workflows.proposal import ProposalWorkflow
 
 WEEKLY_REQUEST = (
@@ -54,6 +58,27 @@ async def seed_routine(
         entry = await store.put(ref, note(texts[position % len(texts)], *tags))
         ids.append(entry.id)
     return ids
+
+
+async def dream(client: Client, task_queue: str, ref: str) -> DreamResult:
+    """A DreamWorkflow of ``ref`` under an id of its own, waited for."""
+    result: DreamResult = await client.execute_workflow(
+        DreamWorkflow.run,
+        DreamInput(memory_ref=ref),
+        id=f"dream-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue,
+        execution_timeout=timedelta(seconds=60),
+    )
+    return result
+
+
+async def installed(client: Client, schedule_id: str) -> bool:
+    """Whether the server holds the schedule ``schedule_id``."""
+    try:
+        await client.get_schedule_handle(schedule_id).describe()
+    except RPCError:
+        return False
+    return True
 
 
 async def command(

@@ -19,38 +19,28 @@ from memory.store import PostgresMemoryStore
 from runtime.workflow_ids import PLAIN
 from schemas.memory_ref import parse_memory_ref
 from schemas.proposals import ProposalRevision, ProposalStatus, ProposalWorkflowInput
-from schemas.workflow_io import DreamInput, DreamResult
+from schemas.workflow_io import DreamInput
 from tests.support.factories import canary, unique_ref
-from tests.support.proposals import WEEKLY_REQUEST, command, last_mondays, seed_routine
+from tests.support.proposals import (
+    WEEKLY_REQUEST,
+    command,
+    dream,
+    installed,
+    last_mondays,
+    seed_routine,
+)
 from tests.support.waiting import eventually
 from workflows.dream import DreamWorkflow
 from workflows.proposal import ProposalWorkflow
-
-
-async def _dream(client: Client, task_queue: str, ref: str) -> DreamResult:
-    return await client.execute_workflow(
-        DreamWorkflow.run,
-        DreamInput(memory_ref=ref),
-        id=f"dream-{uuid.uuid4().hex[:8]}",
-        task_queue=task_queue,
-    )
 
 
 async def _schedule_ids(client: Client) -> set[str]:
     return {listed.id async for listed in await client.list_schedules()}
 
 
-async def _has_schedule(client: Client, schedule_id: str) -> bool:
-    try:
-        await client.get_schedule_handle(schedule_id).describe()
-    except RPCError:
-        return False
-    return True
-
-
 async def _assert_inert(client: Client, tenant: str, proposal_id: str, ref: str) -> None:
     """Nothing of the proposal runs: no schedule, and no agent run of its memoryRef."""
-    assert not await _has_schedule(client, PLAIN.automation(tenant, proposal_id))
+    assert not await installed(client, PLAIN.automation(tenant, proposal_id))
     query = f"WorkflowType = 'AgentRunWorkflow' AND MemoryRef = '{ref}'"
     assert [run.id async for run in client.list_workflows(query)] == []
 
@@ -71,10 +61,10 @@ async def test_a_weekly_routine_becomes_one_inert_draft_and_apply_installs_it(
     tenant = parse_memory_ref(ref).tenant
     await seed_routine(engine, ref, last_mondays(4))
 
-    first = await _dream(client, worker_task_queue, ref)
+    first = await dream(client, worker_task_queue, ref)
     assert first.proposals is not None and len(first.proposals.created) == 1
     (proposal_id,) = first.proposals.created
-    again = await _dream(client, worker_task_queue, ref)
+    again = await dream(client, worker_task_queue, ref)
     assert again.proposals is not None and again.proposals.created == ()  # deterministic
     assert again.proposals.unchanged == 1
 
@@ -138,7 +128,7 @@ async def test_reject_and_archive_leave_nothing_installed_and_refuse_apply(
     ids: list[str] = []
     for ref in refs:
         await seed_routine(engine, ref, last_mondays(3))
-        result = await _dream(client, worker_task_queue, ref)
+        result = await dream(client, worker_task_queue, ref)
         assert result.proposals is not None
         ids.extend(result.proposals.created)
     assert len(ids) == 2
@@ -153,7 +143,7 @@ async def test_reject_and_archive_leave_nothing_installed_and_refuse_apply(
         await _assert_inert(client, tenant, proposal_id, ref)
         assert (await store.proposals.get(tenant, proposal_id)).state == moved.state
     # A rejected routine is not proposed again by the next dream.
-    again = await _dream(client, worker_task_queue, refs[0])
+    again = await dream(client, worker_task_queue, refs[0])
     assert again.proposals is not None and again.proposals.created == ()
 
 
