@@ -1,10 +1,11 @@
 """ProposalStore: proposals in PostgreSQL, the one place their state changes.
 
-    store.proposals.synthesize(ref, run_id)        a dream's routines -> new drafts
+    store.proposals.synthesize(ref, run_id, task_queue, secrets)   a dream's routines -> drafts
     store.proposals.list(tenant, state=, kind=) / get(tenant, id)
     store.proposals.revise(tenant, id, ProposalRevision)
     store.proposals.transition(TransitionRequest)  reject, archive
-    store.proposals.mark_applied(InstallRequest, installed_ref)
+    store.proposals.installable(InstallRequest) / mark_applied(InstallRequest, installed_ref)
+    store.proposals.seed_demo(tenant, task_queue)  the conformance seam's demo draft
 
 Every change is one transaction guarded by the state it expects, so a retried activity
 finds its own change and returns it (a move already made is not made twice), and a move
@@ -22,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -363,11 +364,6 @@ class ProposalStore:
                 connection, ref, [PendingEvent(EventType.PROPOSAL_ACTIVATED, event)], now
             )
             return proposal
-
-    async def count(self, tenant: str) -> int:
-        query = select(func.count()).select_from(P).where(tenant_scoped(P, tenant))
-        async with self.db.reading() as connection:
-            return int((await connection.execute(query)).scalar_one())
 
 
 def _key(tenant: str, proposal_id: str) -> Any:

@@ -206,7 +206,6 @@ async def _proposal_tour(store: PostgresMemoryStore, clock: list[datetime]) -> N
     install = InstallRequest(**key, artifact_sha256=current.artifact_sha256, mode="direct-rbac")
     await proposals.installable(install)
     await proposals.mark_applied(install, "temporal-schedule:tour")
-    await proposals.count(SENTINEL_TENANT)
     await proposals.note_reason(SENTINEL_TENANT, proposal_id, "tour")
     rejected = TransitionRequest(**key, to_state="rejected", expected=("applied",))
     await proposals.transition(rejected)
