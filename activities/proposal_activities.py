@@ -95,11 +95,13 @@ class ProposalActivities:
         with maintenance_writes():
             result = await self.proposals.synthesize(ref, request.run_id, self.task_queue, secrets)
         ProductMetrics.in_activity().proposals(len(result.created), "created")
-        # Every open proposal of the ref has its lifecycle workflow: a retry after the
-        # commit created nothing new, but its starts may not have happened.
-        for proposal in await self.proposals.list(ref.tenant, memory_ref=ref):
-            if proposal.state in OPEN_STATES:
-                await self.start_lifecycle(proposal)
+        # Every open proposal of a routine seen has its lifecycle workflow: a retry after
+        # the commit created nothing new, but its starts may not have happened. (No
+        # routine, no proposal to start: an agent without one costs no more reads.)
+        if result.routines:
+            for proposal in await self.proposals.list(ref.tenant, memory_ref=ref):
+                if proposal.state in OPEN_STATES:
+                    await self.start_lifecycle(proposal)
         return result
 
     async def start_lifecycle(self, proposal: Proposal) -> None:

@@ -141,8 +141,17 @@ class ProposalStore:
             .limit(1)
             .scalar_subquery()
         )
+        zone = select(S.c.time_zone).where(tenant_scoped(S, ref.tenant)).scalar_subquery()
+        # One statement: an agent with no request (most of a fleet) costs one read.
         newest = (
-            select(E.c.id, E.c.content, E.c.tags, E.c.created_at, due.label("due_at"))
+            select(
+                E.c.id,
+                E.c.content,
+                E.c.tags,
+                E.c.created_at,
+                due.label("due_at"),
+                zone.label("zone"),
+            )
             .where(
                 scoped(E, ref),
                 live(now),
@@ -153,10 +162,9 @@ class ProposalStore:
             .order_by(E.c.created_at.desc(), E.c.id.desc())
             .limit(MAX_SIGHTINGS)
         )
-        zone = select(S.c.time_zone).where(tenant_scoped(S, ref.tenant))
-        async with self.db.reading_together() as connection:
+        async with self.db.reading() as connection:
             rows = (await connection.execute(newest)).all()
-            zone_name = (await connection.execute(zone)).scalar() or "UTC"
+        zone_name = (rows[0].zone if rows else None) or "UTC"
         sightings = [
             Sighting(
                 entry_id=row.id,

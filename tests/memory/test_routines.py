@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from memory.proposals.routines import Sighting, find_routines, request_core
+from memory.store import PostgresMemoryStore
+from schemas.memory_ref import parse_memory_ref
+from tests.support.factories import unique_ref
+from tests.support.proposals import seed_routine
 
 MONDAY = datetime(2026, 10, 5, 9, 4, tzinfo=UTC)
 
@@ -100,3 +106,26 @@ def test_courtesy_is_not_part_of_the_request() -> None:
     assert request_core("Could you please send Dana the summary?") == "send Dana the summary"
     assert request_core("Send Dana the summary, thanks!") == "Send Dana the summary"
     assert request_core("please") == "please"  # nothing left: the text as it was
+
+
+async def test_the_store_reads_requests_in_the_tenants_time_zone(
+    store: PostgresMemoryStore, engine: AsyncEngine
+) -> None:
+    """Monday 23:30 in New York is Tuesday 04:30 UTC: the tenant's zone decides the day
+    and the hour of the proposed schedule."""
+    ref = unique_ref()
+    tenant = parse_memory_ref(ref).tenant
+    await store.commitments.set_time_zone(tenant, "America/New_York")
+    mondays_late = [datetime(2026, 10, 6, 3, 30, tzinfo=UTC) + timedelta(weeks=i) for i in range(3)]
+    await seed_routine(
+        engine, ref, mondays_late, ("Send Dana the late report.",), tags=("request",)
+    )
+    result = await store.proposals.synthesize(parse_memory_ref(ref), "run-tz", "queue")
+    (proposal,) = await store.proposals.list(tenant)
+    assert result.created == (proposal.id,)
+    assert proposal.artifact["schedule"] == {
+        "dayOfWeek": "monday",
+        "hour": 23,
+        "minute": 30,
+        "timeZone": "America/New_York",
+    }
