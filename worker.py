@@ -93,6 +93,7 @@ def build_worker(
         activation=settings.proposal_activation,
         vault=vault,
         ids=ids,
+        approval_timeout_s=settings.proposal_approval_timeout_s,
     )
     return Worker(
         client,

@@ -79,6 +79,7 @@ class ProposalActivities:
         activation: ActivationMode,
         vault: SecretVault,
         ids: WorkflowIds = PLAIN,
+        approval_timeout_s: int = 7 * 24 * 3600,
     ) -> None:
         self.proposals = proposals
         self.client = client
@@ -86,6 +87,7 @@ class ProposalActivities:
         self.activation = activation
         self.vault = vault
         self.ids = ids
+        self.approval_timeout_s = approval_timeout_s
 
     @activity.defn(name=SYNTHESIZE_PROPOSALS.name)
     @content_free
@@ -107,7 +109,10 @@ class ProposalActivities:
     async def start_lifecycle(self, proposal: Proposal) -> None:
         tenant, proposal_id = proposal.owner.tenant, proposal.id
         workflow_input = ProposalWorkflowInput(
-            tenant=tenant, proposal_id=proposal_id, activation=self.activation
+            tenant=tenant,
+            proposal_id=proposal_id,
+            activation=self.activation,
+            approval_timeout_s=self.approval_timeout_s,
         )
         # Started already by an earlier attempt, or by the API's update-with-start.
         with contextlib.suppress(WorkflowAlreadyStartedError):

@@ -19,6 +19,10 @@ ENV_VARS = (
     "AGENT_MEMORY_SECRETS_FILE",
     "AGENT_MEMORY_PAYLOAD_KEYS_FILE",
     "AGENT_MEMORY_LOG_FORMAT",
+    # The worker starts a proposal's workflow after a dream, the API on first review:
+    # both with the same activation mode and approval timeout.
+    "AGENT_MEMORY_PROPOSAL_ACTIVATION",
+    "AGENT_MEMORY_PROPOSAL_APPROVAL_TIMEOUT_S",
 )
 # The worker's: the shared names plus its health and metrics endpoint; docker-compose's
 # worker service sets exactly these (tests/docs/test_compose.py checks).
@@ -32,6 +36,7 @@ API_ENV_VARS = (
     "AGENT_MEMORY_API_PORT",
     "AGENT_MEMORY_CODEC_CORS_ORIGINS",
     "OPENWOP_TEST_SEAM_ENABLED",
+    "AGENT_MEMORY_PROPOSAL_SCOPE",
 )
 
 

@@ -51,6 +51,15 @@ CLOSED_STATES = frozenset({"applied", "rejected", "archived"})
 KEY_ACTOR = "key:"  # an API key's actor id (api/proposal_routes.py); memoryctl is the operator
 
 
+def _check_override(activation: str, command: ProposalCommand) -> None:
+    if command.override and activation != "approval-gate":
+        raise ApplicationError(
+            "override applies to the approval-gate activation only",
+            type=ErrorCode.INVALID_INPUT.value,
+            non_retryable=True,
+        )
+
+
 def _refuse(status: ProposalStatus | None, action: str) -> None:
     if status is None:
         return  # not read yet: the handler checks once it is
@@ -70,10 +79,12 @@ def _refuse(status: ProposalStatus | None, action: str) -> None:
 
 @workflow.defn
 class ProposalWorkflow:
-    @workflow.init
-    def __init__(self, request: ProposalWorkflowInput) -> None:
-        # Set before any update's validator runs (an update may come with the start).
-        self._request = request
+    def __init__(self) -> None:
+        # Set when the run starts: an update that came with the start (update-with-start)
+        # may be validated before, and its handler waits for the proposal to be read.
+        # (Not @workflow.init: a start with the wrong arguments must fail the run, which
+        # the input interceptor does for run(), never the task, forever.)
+        self._request: ProposalWorkflowInput | None = None
         self._status: ProposalStatus | None = None
         self._lock = asyncio.Lock()
         self._approvals = 0
@@ -81,6 +92,7 @@ class ProposalWorkflow:
 
     @workflow.run
     async def run(self, request: ProposalWorkflowInput) -> ProposalStatus:
+        self._request = request
         key = ProposalKey(tenant=request.tenant, proposal_id=request.proposal_id)
         self._show(await call(READ_PROPOSAL, key, policies.PROPOSAL_STEP, summary="read"))
         while self._state not in CLOSED_STATES:
@@ -129,7 +141,8 @@ class ProposalWorkflow:
             if self._current.state == "applied":
                 return self._current  # applied by an apply that held the lock first
             await self._ready("applied")
-            if self._request.activation == "direct-rbac" or command.override:
+            _check_override(self._activation, command)
+            if self._activation == "direct-rbac" or command.override:
                 return await self._install(command, approval_id=None)
             self._approvals += 1
             self._gate_opened_by = command.actor
@@ -137,7 +150,7 @@ class ProposalWorkflow:
                 self._current.model_copy(
                     update={
                         "gate": "pending",
-                        "approval_id": f"{self._request.proposal_id}/approval-{self._approvals}",
+                        "approval_id": f"{self._input.proposal_id}/approval-{self._approvals}",
                     }
                 )
             )
@@ -145,12 +158,8 @@ class ProposalWorkflow:
 
     @apply.validator
     def _validate_apply(self, command: ProposalCommand) -> None:
-        if command.override and self._request.activation != "approval-gate":
-            raise ApplicationError(
-                "override applies to the approval-gate activation only",
-                type=ErrorCode.INVALID_INPUT.value,
-                non_retryable=True,
-            )
+        if self._request is not None:
+            _check_override(self._activation, command)
         _refuse(self._status, "applied")
 
     @workflow.update
@@ -192,7 +201,7 @@ class ProposalWorkflow:
     # --- steps ---
 
     async def _await_decision(self) -> None:
-        timeout = timedelta(seconds=self._request.approval_timeout_s)
+        timeout = timedelta(seconds=self._input.approval_timeout_s)
         try:
             await workflow.wait_condition(lambda: self._gate != "pending", timeout=timeout)
         except TimeoutError:
@@ -207,8 +216,8 @@ class ProposalWorkflow:
             moved = await call(
                 TRANSITION_PROPOSAL,
                 TransitionRequest(
-                    tenant=self._request.tenant,
-                    proposal_id=self._request.proposal_id,
+                    tenant=self._input.tenant,
+                    proposal_id=self._input.proposal_id,
                     to_state=to_state,
                     expected=("draft", "revised"),
                     actor=command.actor,
@@ -222,15 +231,15 @@ class ProposalWorkflow:
 
     async def _install(self, command: ProposalCommand, approval_id: str | None) -> ProposalStatus:
         # The artifact as stored now: the install is of exactly these bytes.
-        key = ProposalKey(tenant=self._request.tenant, proposal_id=self._request.proposal_id)
+        key = ProposalKey(tenant=self._input.tenant, proposal_id=self._input.proposal_id)
         stored = await call(READ_PROPOSAL, key, policies.PROPOSAL_STEP, summary="read")
         applied = await call(
             INSTALL_PROPOSAL,
             InstallRequest(
-                tenant=self._request.tenant,
-                proposal_id=self._request.proposal_id,
+                tenant=self._input.tenant,
+                proposal_id=self._input.proposal_id,
                 artifact_sha256=stored.artifact_sha256,
-                mode=self._request.activation,
+                mode=self._input.activation,
                 actor=command.actor,
                 approval_id=approval_id,
                 overridden=command.override,
@@ -238,9 +247,7 @@ class ProposalWorkflow:
             policies.PROPOSAL_STEP,
             summary="install the stored artifact as a schedule",
         )
-        gate = (
-            "none" if self._request.activation == "direct-rbac" or command.override else "granted"
-        )
+        gate = "none" if self._input.activation == "direct-rbac" or command.override else "granted"
         self._show(applied.model_copy(update={"gate": gate}))
         return self._current
 
@@ -251,6 +258,15 @@ class ProposalWorkflow:
             _refuse(status, action)
 
     # --- state ---
+
+    @property
+    def _input(self) -> ProposalWorkflowInput:
+        assert self._request is not None  # read once the run started
+        return self._request
+
+    @property
+    def _activation(self) -> str:
+        return self._input.activation
 
     @property
     def _current(self) -> ProposalStatus:
