@@ -420,3 +420,13 @@ proposals = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
+
+# How far a memoryRef's last synthesis read (migration 0023): the next one reads again
+# only when a request arrived since (memory/proposals/sightings.py).
+proposal_watermarks = Table(
+    "proposal_watermarks",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("seen_through", DateTime(timezone=True), nullable=False),
+)

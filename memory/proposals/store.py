@@ -19,22 +19,19 @@ import builtins
 import dataclasses
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
-from memory.commitment_parsing.phrasing import TRIGGER_SQL_PATTERN
-from memory.distillation_queue import TRANSACTIONAL_TIERS
 from memory.event_log import PendingEvent, append_events
-from memory.proposals.routines import REQUEST_TAGS, Sighting, find_routines
+from memory.proposals.routines import find_routines
+from memory.proposals.sightings import advance_watermark, read_sightings, unchanged_since_last
 from memory.proposals.synthesis import KnownRoutine, NewProposal, demo_draft, proposals_for
 from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.rows import live
 from memory.scope import scoped, tenant_scoped
 from memory.sql_arrays import texts
 from memory.transactions import Database
@@ -58,12 +55,6 @@ from schemas.proposals import (
 )
 
 P = tables.proposals
-E = tables.entries
-C = tables.commitments
-S = tables.tenant_settings
-# The newest requests a synthesis reads: a routine shows in weeks, not in years.
-MAX_SIGHTINGS = 2_000
-_SIGHTING_TAGS = sorted({*REQUEST_TAGS, "commitment", "intention"})
 
 
 def checked_artifact(kind: ProposalKind, artifact: dict[str, Any], tenant: str) -> dict[str, Any]:
@@ -98,11 +89,16 @@ class ProposalStore:
         """Record a draft for every routine of ``ref`` not proposed before: one
         transaction, deterministic ids, ``proposal.created`` for each new draft. Title
         and rationale pass the SR-1 chokepoint with ``secrets``."""
-        sightings, zone = await self._sightings(ref)
-        routines = find_routines(sightings, zone)
-        if not routines:
-            return SynthesisResult()
+        recorded = await unchanged_since_last(self.db, ref, run_id)
+        if recorded is not None:  # nothing asked since the last synthesis
+            return SynthesisResult(created=tuple(recorded))
+        read = await read_sightings(self.db, ref)
+        routines = find_routines(read.sightings, read.time_zone)
         async with self.db.writing() as connection:
+            if read.seen_through is not None:
+                await connection.execute(advance_watermark(ref, read.seen_through))
+            if not routines:
+                return SynthesisResult()
             known = await self._known_routines(connection, ref, routines)
             plan = proposals_for(ref, routines, known, run_id=run_id, task_queue=task_queue)
             created = []
@@ -126,55 +122,6 @@ class ProposalStore:
             duplicates=sum(1 for proposal in created if proposal.duplicate_of),
             unchanged=plan.unchanged,
         )
-
-    async def _sightings(self, ref: MemoryRef) -> tuple[list[Sighting], str]:
-        now = self.db.now()
-        due = (
-            select(C.c.spec["at"].astext)
-            .where(
-                scoped(C, ref),
-                C.c.memory_id == E.c.id,
-                C.c.condition == "time",
-                C.c.spec["kind"].astext == "once",
-            )
-            .order_by(C.c.created_at)
-            .limit(1)
-            .scalar_subquery()
-        )
-        zone = select(S.c.time_zone).where(tenant_scoped(S, ref.tenant)).scalar_subquery()
-        # One statement: an agent with no request (most of a fleet) costs one read.
-        newest = (
-            select(
-                E.c.id,
-                E.c.content,
-                E.c.tags,
-                E.c.created_at,
-                due.label("due_at"),
-                zone.label("zone"),
-            )
-            .where(
-                scoped(E, ref),
-                live(now),
-                # What was said in sessions; the dream's own distillates restate it.
-                E.c.tier.in_([tier.value for tier in TRANSACTIONAL_TIERS]),
-                or_(E.c.content.op("~*")(TRIGGER_SQL_PATTERN), E.c.tags.overlap(_tags())),
-            )
-            .order_by(E.c.created_at.desc(), E.c.id.desc())
-            .limit(MAX_SIGHTINGS)
-        )
-        async with self.db.reading() as connection:
-            rows = (await connection.execute(newest)).all()
-        zone_name = (rows[0].zone if rows else None) or "UTC"
-        sightings = [
-            Sighting(
-                entry_id=row.id,
-                text=row.content,
-                tags=tuple(row.tags),
-                at=_instant(row.due_at) or row.created_at,
-            )
-            for row in rows
-        ]
-        return sightings, zone_name
 
     async def _known_routines(
         self, connection: AsyncConnection, ref: MemoryRef, routines: Sequence[Any]
@@ -376,14 +323,6 @@ class ProposalStore:
 
 def _key(tenant: str, proposal_id: str) -> Any:
     return (tenant_scoped(P, tenant)) & (P.c.proposal_id == proposal_id)
-
-
-def _tags() -> Any:
-    return texts("sighting_tags", _SIGHTING_TAGS)
-
-
-def _instant(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def _created_event(proposal: NewProposal) -> PendingEvent:

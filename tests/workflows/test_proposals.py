@@ -20,7 +20,7 @@ from runtime.workflow_ids import PLAIN
 from schemas.memory_ref import parse_memory_ref
 from schemas.proposals import ProposalRevision, ProposalStatus, ProposalWorkflowInput
 from schemas.workflow_io import DreamInput
-from tests.support.factories import canary, unique_ref
+from tests.support.factories import canary, note, unique_ref
 from tests.support.proposals import (
     WEEKLY_REQUEST,
     command,
@@ -64,9 +64,17 @@ async def test_a_weekly_routine_becomes_one_inert_draft_and_apply_installs_it(
     first = await dream(client, worker_task_queue, ref)
     assert first.proposals is not None and len(first.proposals.created) == 1
     (proposal_id,) = first.proposals.created
+    # Nothing asked since: the next dream reads no request (the watermark).
+    idle = await dream(client, worker_task_queue, ref)
+    assert idle.proposals is not None and (idle.proposals.routines, idle.proposals.created) == (
+        0,
+        (),
+    )
+    # A request arrives: it is all read again, and the same routine is the same proposal.
+    await store.put(ref, note(WEEKLY_REQUEST[0]))
     again = await dream(client, worker_task_queue, ref)
     assert again.proposals is not None and again.proposals.created == ()  # deterministic
-    assert again.proposals.unchanged == 1
+    assert (again.proposals.routines, again.proposals.unchanged) == (1, 1)
 
     (proposal,) = await store.proposals.list(tenant)
     assert proposal.id == proposal_id and proposal.state == "draft"

@@ -5,6 +5,8 @@ automation a reviewer may apply (memory/proposals/). One row per proposal, keyed
 tenant and id; ``ix_proposals_routine`` finds the proposals whose routine shares an
 entry with a new one (GIN over the entry ids), which is how a dream recognises a
 routine it proposed before and sets ``duplicateOf`` instead of proposing it again.
+``proposal_watermarks`` holds how far each memoryRef's last synthesis read, so a night
+with no new request reads nothing more (memory/proposals/sightings.py).
 
 Revision ID: 0023
 Revises: 0022
@@ -51,10 +53,17 @@ def upgrade() -> None:
         ),
     )
     op.create_index("ix_proposals_ref", "proposals", ["tenant", "memory_ref", "created_at"])
+    op.create_table(
+        "proposal_watermarks",
+        sa.Column("memory_ref", sa.Text, primary_key=True),
+        sa.Column("tenant", sa.Text, nullable=False),
+        sa.Column("seen_through", sa.DateTime(timezone=True), nullable=False),
+    )
     op.create_index(
         "ix_proposals_routine", "proposals", ["source_entry_ids"], postgresql_using="gin"
     )
 
 
 def downgrade() -> None:
+    op.drop_table("proposal_watermarks")
     op.drop_table("proposals")
