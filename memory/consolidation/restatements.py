@@ -2,13 +2,13 @@
 restates, by consolidation's own rules, so a dream spends its budget on a fact once
 (memory/distiller.py) the way a consolidation pass would merge it.
 
-Candidates come from the offline static model's vectors of the case- and space-folded
-texts (a re-cased or re-spaced copy has the same vector), at least CANDIDATE_COSINE
-apart (lower than the paraphrase stage's: a typo changes a word's sub-word tokens,
-"shellfish" / "shelfish" scores 0.78), the closest MAX_CHECKED first; each is verified
-by the conflict guard and the lexical verifier (conflict_guard.compare) and, when
-``with_paraphrases`` is on, by the paraphrase rule (paraphrase.py). Deterministic: the
-same texts in the same order give the same answers.
+Candidates come from the offline static model's vectors of the case-folded texts (a
+re-cased copy has the same vector), at least CANDIDATE_COSINE apart (lower than the
+paraphrase stage's: a typo changes a word's sub-word tokens, "shellfish" / "shelfish"
+scores 0.78), the closest MAX_CHECKED first; each is verified by the conflict guard and
+the lexical verifier (conflict_guard.compare) and, when ``with_paraphrases`` is on, by
+the paraphrase rule (paraphrase.py). Deterministic: the same texts in the same order
+give the same answers.
 """
 
 from __future__ import annotations
@@ -43,9 +43,7 @@ class Restatements:
     @staticmethod
     def vectors(texts: Sequence[str]) -> Vectors:
         """One vector per text, for find() and add(): a page at a time is cheapest."""
-        # Case and spacing folded: the static model's tokenizer reads each extra space
-        # as a token of its own, which took a re-spaced copy's cosine from 0.998 to 0.6.
-        return sentence_vectors([" ".join(text.split()).casefold() for text in texts])
+        return sentence_vectors([text.casefold() for text in texts])
 
     def find(self, fact: FactText, vector: Vectors) -> int | None:
         """The position (in add() order) of an earlier text that ``fact`` restates."""
