@@ -94,11 +94,14 @@ class ProposalStore:
             return SynthesisResult(created=tuple(recorded))
         read = await read_sightings(self.db, ref)
         routines = find_routines(read.sightings, read.time_zone)
+        if not routines:  # most agents: the watermark alone, one autocommit statement
+            if read.seen_through is not None:
+                async with self.db.writing_one_statement() as connection:
+                    await connection.execute(advance_watermark(ref, read.seen_through))
+            return SynthesisResult()
         async with self.db.writing() as connection:
             if read.seen_through is not None:
                 await connection.execute(advance_watermark(ref, read.seen_through))
-            if not routines:
-                return SynthesisResult()
             known = await self._known_routines(connection, ref, routines)
             plan = proposals_for(ref, routines, known, run_id=run_id, task_queue=task_queue)
             created = []
