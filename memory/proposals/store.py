@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory import tables
 from memory.event_log import PendingEvent, append_events
-from memory.proposals.routines import find_routines
+from memory.proposals.routines import MIN_OCCURRENCES, find_routines
 from memory.proposals.sightings import advance_watermark, read_sightings, unchanged_since_last
 from memory.proposals.synthesis import KnownRoutine, NewProposal, demo_draft, proposals_for
 from memory.redaction import MemorySecretRegistry, write_redacted
@@ -93,8 +93,12 @@ class ProposalStore:
         if recorded is not None:  # nothing asked since the last synthesis
             return SynthesisResult(created=tuple(recorded))
         read = await read_sightings(self.db, ref)
+        if len(read.sightings) < MIN_OCCURRENCES:
+            # No routine can form (most agents): nothing to record either, and the next
+            # read of so few requests costs what the watermark's check would.
+            return SynthesisResult()
         routines = find_routines(read.sightings, read.time_zone)
-        if not routines:  # most agents: the watermark alone, one autocommit statement
+        if not routines:  # the watermark alone, one autocommit statement
             if read.seen_through is not None:
                 async with self.db.writing_one_statement() as connection:
                     await connection.execute(advance_watermark(ref, read.seen_through))
