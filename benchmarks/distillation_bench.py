@@ -924,13 +924,18 @@ def nightly_entries(rng: random.Random) -> list[NewMemoryEntry]:
     texts = [fill(template, rng) for template in NIGHTLY_COMMITMENTS]
     texts += [memory_text(rng, 100, 600, None) for _ in range(NIGHTLY_ENTRIES - len(texts))]
     rng.shuffle(texts)
+    # Ids from the seeded generator: a night's entries share one created_at, so the queue
+    # orders them by id, and random ids made the nightly dream's packing (and whether it
+    # read a second page) differ from run to run.
+    night = rng.getrandbits(32)
     return [
         NewMemoryEntry(
+            id=f"night-{night:08x}-{position:03d}",
             content=content,
             tags=tuple(dict.fromkeys(rng.choices(TAGS, weights=TAG_WEIGHTS, k=2))),
             tier=Tier.WORKING if rng.random() < 0.25 else Tier.EPISODIC,
         )
-        for content in texts
+        for position, content in enumerate(texts)
     ]
 
 
