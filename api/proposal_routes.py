@@ -34,6 +34,7 @@ from api.seams import seams_enabled
 from api.services import ApiServices
 from api.tenancy import owned_ref
 from schemas.proposals import (
+    KEY_ACTOR_PREFIX,
     ApplyBody,
     DecisionBody,
     Proposal,
@@ -49,7 +50,9 @@ async def _review(api: ApiServices) -> ProposalReview:
 
 
 def _reviewer(caller: Any) -> Reviewer:
-    return Reviewer(tenant=caller.tenant, actor=f"key:{caller.key_id}", scopes=caller.scopes)
+    return Reviewer(
+        tenant=caller.tenant, actor=f"{KEY_ACTOR_PREFIX}{caller.key_id}", scopes=caller.scopes
+    )
 
 
 def proposal_router(*, seed_demo: bool = False, v2: bool = False) -> APIRouter:

@@ -41,8 +41,9 @@ MAX_TITLE_CHARS = 200
 MAX_RATIONALE_CHARS = 2000
 MAX_REASON_CHARS = 500
 MAX_SOURCE_RUN_IDS = 32
-# The workflow an automation starts: the agent session start a firing enqueues too.
-AUTOMATION_WORKFLOW: Literal["AgentRunWorkflow"] = "AgentRunWorkflow"
+# An API key's actor id in a proposal's updates and activation (memoryctl acts as the
+# operator, "memoryctl"): the approval gate tells a key's own request by it.
+KEY_ACTOR_PREFIX = "key:"
 PROPOSAL_WORKFLOW = "ProposalWorkflow"
 WEEKDAYS: tuple[Weekday, ...] = (
     "monday",

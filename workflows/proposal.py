@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.contracts import INSTALL_PROPOSAL, READ_PROPOSAL, TRANSITION_PROPOSAL
     from schemas.errors import ErrorCode
     from schemas.proposals import (
+        KEY_ACTOR_PREFIX,
         OPEN_STATES,
         InstallRequest,
         ProposalCommand,
@@ -48,7 +49,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.activity_calls import call
 
 CLOSED_STATES = frozenset({"applied", "rejected", "archived"})
-KEY_ACTOR = "key:"  # an API key's actor id (api/proposal_routes.py); memoryctl is the operator
 
 
 def _check_override(activation: str, command: ProposalCommand) -> None:
@@ -190,7 +190,7 @@ class ProposalWorkflow:
                 type=ErrorCode.INVALID_TRANSITION.value,
                 non_retryable=True,
             )
-        if command.actor == self._gate_opened_by and command.actor.startswith(KEY_ACTOR):
+        if command.actor == self._gate_opened_by and command.actor.startswith(KEY_ACTOR_PREFIX):
             # Four eyes: the key that asked to apply cannot grant it (the operator can).
             raise ApplicationError(
                 "the key that asked to apply cannot decide its approval",
@@ -253,9 +253,7 @@ class ProposalWorkflow:
 
     async def _ready(self, action: str) -> None:
         await workflow.wait_condition(lambda: self._status is not None)
-        status = self._current
-        if status.state not in OPEN_STATES or (status.gate == "pending" and action != "decided"):
-            _refuse(status, action)
+        _refuse(self._current, action)
 
     # --- state ---
 

@@ -32,8 +32,6 @@ from schemas.proposals import (
     proposal_id_for,
 )
 
-SYNTHESIZER = "routine-cadence/1"
-
 
 @dataclass(frozen=True, slots=True)
 class NewProposal:
