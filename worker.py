@@ -31,10 +31,10 @@ from activities.memory_activities import MemoryActivities
 from activities.proposal_activities import ProposalActivities
 from activities.workflow_id_activities import WorkflowIdActivities
 from memory.commitments.predicates import PredicateRegistry
-from memory.database import create_engine, database_url_from_env, migrate, wait_for_database
-from memory.embeddings.vector_index import prepare_vectors
+from memory.indexes.vector_index import prepare_vectors
+from memory.redaction.vault import SecretVault, vault_from_settings
+from memory.storage.engines import create_engine, database_url_from_env, migrate, wait_for_database
 from memory.store import PostgresMemoryStore
-from memory.vault import SecretVault, vault_from_settings
 from runtime.change_listener import ChangeListener
 from runtime.client import connect_when_ready
 from runtime.converter import payload_codec_for
@@ -102,7 +102,7 @@ def build_worker(
         activities=[
             *memory.all(),
             *commitments.all(),
-            *FleetActivities(store.dream_work, memory, commitments, proposals).all(),
+            *FleetActivities(store.fleet_selection, memory, commitments, proposals).all(),
             *WorkflowIdActivities(ids).all(),
             *FixtureRunActivities(store).all(),
             *EmbeddingActivities(store).all(),

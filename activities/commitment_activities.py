@@ -39,7 +39,7 @@ from activities.contracts import (
 from activities.heartbeat import progress
 from memory.commitments.records import UnarmedCommitment
 from memory.commitments.store import CommitmentStore
-from memory.maintenance_writes import maintenance_writes
+from memory.fleet.maintenance_writes import maintenance_writes
 from runtime.product_metrics import ProductMetrics
 from runtime.search_attributes import attributes_of
 from runtime.workflow_ids import PLAIN, WorkflowIds

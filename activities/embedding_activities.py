@@ -1,6 +1,6 @@
 """The re-embed workflow's activities: give entries that lack one a vector of the
 configured model, page by page, and retire other models' vectors afterwards
-(memory/repositories/vectors.py does the work)."""
+(memory/indexes/vectors.py does the work)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ store as the run's tenant. Each action checks its own precondition and fails the
 a code instead of landing an empty variable (upstream found that an empty variable let
 scenarios pass vacuously). Refs are the contract's opaque names, resolved within the
 run's tenant exactly as the HTTP edge resolves them (api/tenancy.py's mapping, in
-memory/opaque_refs.py). Every write the run makes for its tenant is recorded as a
+memory/keyed_ids/opaque_refs.py). Every write the run makes for its tenant is recorded as a
 ``memory.written`` event (RFC 0057: ids and tags only).
 """
 
@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memory.fixture_runs.records import FixtureOutcome, RunEvent
-from memory.opaque_refs import resolve_ref
-from memory.redaction import MemorySecretRegistry
+from memory.keyed_ids.opaque_refs import resolve_ref
+from memory.redaction.chokepoint import MemorySecretRegistry
 from memory.store import PostgresMemoryStore
 from memory.tokens import count_tokens
 from schemas.capabilities import TOKENIZER_NAME

@@ -20,7 +20,7 @@ activities per agent. What stays:
 - One failing agent does not stop the others: a step that fails for that agent (bad
   data, a vault that refuses a secret) is reported by its error code and the agent stays
   due; only the database being unavailable fails the batch, whose retry rides it out.
-- Every write is maintenance (memory/maintenance_writes.py), and an agent is marked
+- Every write is maintenance (memory/fleet/maintenance_writes.py), and an agent is marked
   dreamed up to the work it read before its first step, so a write that lands while it
   is dreamed keeps it due.
 """
@@ -39,8 +39,8 @@ from activities.contracts import DREAM_AGENTS, FIND_DUE_REFS
 from activities.heartbeat import progress
 from activities.memory_activities import MemoryActivities
 from activities.proposal_activities import ProposalActivities
-from memory.dream_work import DreamWork
-from memory.maintenance_writes import maintenance_writes
+from memory.fleet.maintenance_writes import maintenance_writes
+from memory.fleet.selection import FleetSelection
 from runtime.product_metrics import DreamOutcome, ProductMetrics
 from schemas.commitments import ArmCommitmentsRequest, InferCommitmentsRequest
 from schemas.consolidation import ConsolidateMemoryRequest
@@ -63,7 +63,7 @@ T = TypeVar("T")
 class FleetActivities:
     def __init__(
         self,
-        work: DreamWork,
+        work: FleetSelection,
         memory: MemoryActivities,
         commitments: CommitmentActivities,
         proposals: ProposalActivities,

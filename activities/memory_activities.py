@@ -25,10 +25,10 @@ from activities.contracts import (
 )
 from activities.heartbeat import progress
 from memory.adapter import HostMemoryStore
-from memory.distiller import Distiller
-from memory.maintenance_writes import maintenance_writes
-from memory.redaction import MemorySecretRegistry
-from memory.vault import SecretVault, registry_for_tenant
+from memory.distillation.packing import Distiller
+from memory.fleet.maintenance_writes import maintenance_writes
+from memory.redaction.chokepoint import MemorySecretRegistry
+from memory.redaction.vault import SecretVault, registry_for_tenant
 from runtime.product_metrics import ProductMetrics
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.errors import InvalidInput

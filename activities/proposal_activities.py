@@ -26,9 +26,9 @@ from activities.contracts import (
     SYNTHESIZE_PROPOSALS,
     TRANSITION_PROPOSAL,
 )
-from memory.maintenance_writes import maintenance_writes
+from memory.fleet.maintenance_writes import maintenance_writes
 from memory.proposals.store import ProposalStore
-from memory.vault import SecretVault, registry_for_tenant
+from memory.redaction.vault import SecretVault, registry_for_tenant
 from runtime.product_metrics import ProductMetrics
 from runtime.search_attributes import attributes_of
 from runtime.workflow_ids import PLAIN, WorkflowIds

@@ -17,7 +17,7 @@ from fastapi import Depends, Request
 
 from api.errors import ApiError
 from api.services import ApiServices, services
-from memory.api_keys import KeyIdentity
+from memory.tenants.api_keys import KeyIdentity
 
 CACHE_S = 2.0
 _MAX_CACHED = 10_000

@@ -3,7 +3,7 @@ seed a memoryRef verbatim, then compact whatever live entries it holds with the 
 DistillationWorkflow (``trigger: client-requested``), answering the memory.compacted
 event in its wire shape (the payload wrapped, unlike the sample seams) and the persisted
 output text, whose foreign secret markers SR-1 carry-forward has made canonical
-(memory/redaction.py, carry_forward). Conformance-only, behind the same switch as the
+(memory/redaction/chokepoint.py, carry_forward). Conformance-only, behind the same switch as the
 sample seams; refs resolve within the key's tenant like every memoryRef at the edge.
 
     POST /v1/test/memory/seed     {memoryRef, entries: [{id, content, tags?}]} -> 201 {seeded}

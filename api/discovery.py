@@ -72,7 +72,7 @@ def discovery_document(
     proposal_activation: ActivationMode = "direct-rbac",
 ) -> DiscoveryDocument:
     """``semantic_search``: the store has an embedding model, so hybrid search and the
-    RFC 0113 relevance rank work (memory/repositories/search.py)."""
+    RFC 0113 relevance rank work (memory/search/ranking.py)."""
     store = state.database
     workflows = store and state.worker
     dimensions = satisfied_dimensions(state)

@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from api.errors import ApiError
-from memory.rows import unchecked
+from memory.entries.rows import unchecked
 from schemas.base import Instant
 from schemas.errors import ErrorCode
 from schemas.input_rules import CHECK_TEXT

@@ -8,7 +8,7 @@ the agent from ``agent_id`` or the ``X-Agent-ID`` header the SDK always sends.
 
 Lifecycle events (RFC-0015 §5) are read per agent (``GET /api/v1/memory/events``) and
 per intent (``GET /api/v1/intents/{intent_id}/events``, where the SDK's ``get_events``
-reads them; memory/intent_links.py says how an event knows its intent).
+reads them; memory/keyed_ids/intent_links.py says how an event knows its intent).
 """
 
 from __future__ import annotations

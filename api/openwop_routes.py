@@ -14,7 +14,7 @@ from api.errors import ApiError, not_found
 from api.services import ApiServices
 from api.tenancy import owned_ref
 from api.wire_version import wire_major
-from memory.agent_manifests import KnownAgent
+from memory.tenants.agent_manifests import KnownAgent
 from memory.tokens import count_tokens
 from schemas.capabilities import TOKENIZER_NAME
 from schemas.discovery import (

@@ -37,10 +37,10 @@ from api.errors import ApiError, not_found
 from api.services import ApiServices
 from api.tenancy import owned_ref
 from api.workflow_calls import run_workflow
-from memory.memory_index import INDEX_PATH
-from memory.redaction import MemorySecretRegistry
+from memory.distillation.memory_index import INDEX_PATH
+from memory.redaction.chokepoint import MemorySecretRegistry
+from memory.redaction.vault import registry_for_tenant
 from memory.store import PostgresMemoryStore
-from memory.vault import registry_for_tenant
 from runtime.workflow_ids import workflow_ids_for
 from schemas.base import WireModel
 from schemas.commitments import CommitmentInferenceInput, CommitmentInferenceResult

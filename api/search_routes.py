@@ -1,5 +1,5 @@
 """Search for OpenIntent users: ``POST /api/v1/memory/search`` ranks one agent's live
-memory against a query (hybrid full-text and semantic, memory/repositories/search.py).
+memory against a query (hybrid full-text and semantic, memory/search/ranking.py).
 
 RFC-0015 §4.3 leaves semantic search to extensions that are additive and discoverable:
 this route adds to the tag query, and the discovery document's ``memory.search.modes``

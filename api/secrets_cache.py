@@ -4,8 +4,8 @@ per tenant and rebuilt only when the vault's secrets for that tenant change."""
 
 from __future__ import annotations
 
-from memory.redaction import MemorySecretRegistry
-from memory.vault import SecretVault, registry_for_tenant
+from memory.redaction.chokepoint import MemorySecretRegistry
+from memory.redaction.vault import SecretVault, registry_for_tenant
 
 
 class TenantRegistries:

@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 
 from api.app import create_app
 from api.services import ApiServices, once
-from memory.database import create_engine, database_url_from_env, migrate
-from memory.embeddings.vector_index import prepare_vectors
-from memory.vault import vault_from_settings
+from memory.indexes.vector_index import prepare_vectors
+from memory.redaction.vault import vault_from_settings
+from memory.storage.engines import create_engine, database_url_from_env, migrate
 from runtime.client import connect
 from runtime.converter import payload_codec_for
 from runtime.http_serving import uvicorn_server

@@ -11,10 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
 from api.secrets_cache import TenantRegistries
-from memory.agent_manifests import AgentManifestStore, KnownAgent
-from memory.api_keys import ApiKeyStore
+from memory.redaction.vault import SecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import SecretVault
+from memory.tenants.agent_manifests import AgentManifestStore, KnownAgent
+from memory.tenants.api_keys import ApiKeyStore
 from runtime.intent_link_keys import intent_links_for
 from runtime.metrics import MetricsExporter
 from runtime.probe import HostProbe

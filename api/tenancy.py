@@ -3,20 +3,20 @@ caller's tenant (the key's), never a way to name another tenant (openwop
 host-sample-seams §1: "memoryRef is opaque"; docs/http-api.md, memoryRefs).
 
 The mapping to the canonical ``mem://<tenant>/<agent>[/<scope>]`` form is
-memory/opaque_refs.py's (the fixture runs resolve their refs the same way). A ref that
+memory/keyed_ids/opaque_refs.py's (the fixture runs resolve their refs the same way). A ref that
 names another tenant reads exactly like a ref that holds nothing: no 404 or 403 tells
 the two apart. A malformed ref is a 422 naming memoryRef.
 """
 
 from __future__ import annotations
 
-from memory.opaque_refs import resolve_ref
+from memory.keyed_ids.opaque_refs import resolve_ref
 from schemas.memory_ref import MemoryRef, parse_segment
 
 
 def owned_ref(tenant: str, raw: object) -> MemoryRef:
     """The canonical memoryRef ``raw`` names within the key's ``tenant``
-    (memory/opaque_refs.py); a malformed one is a 422 naming memoryRef."""
+    (memory/keyed_ids/opaque_refs.py); a malformed one is a 422 naming memoryRef."""
     return resolve_ref(tenant, raw)
 
 

@@ -51,7 +51,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from benchmarks.common import Server, bench_server, fresh_database
 from benchmarks.corpus import fill
-from memory.database import create_engine, migrate
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import (
     MemoryEntry,
@@ -333,7 +333,7 @@ async def server_info(url: URL) -> dict[str, str]:
 
 RAW_GET = "SELECT * FROM memory_entries WHERE memory_ref = $1 AND id = $2"
 # The store's own reads, written out by hand: the same columns, scope, live() filter,
-# order and limit (memory/repositories/queries.py), so the floor is the same query.
+# order and limit (memory/search/queries.py), so the floor is the same query.
 _RAW_LIVE = (
     "tenant = $1 AND memory_ref = $2 AND (expires_at IS NULL OR expires_at > $3)"
     " AND invalidated_at IS NULL"

@@ -73,8 +73,8 @@ from benchmarks.ceiling_workflow import OneActivityWorkflow, noop
 from benchmarks.common import bench_server, fresh_database
 from benchmarks.lateness_hops import Claim, lateness_hops
 from benchmarks.ref_timer_option import RefTimersWorkflow, infer_and_arm_per_ref
-from memory import tables
-from memory.database import create_engine, migrate
+from memory.storage import tables
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
 from runtime import search_attributes
 from runtime.binaries import temporal_cli

@@ -17,8 +17,8 @@ from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.testing import WorkflowEnvironment
 
-from memory.database import database_url_from_env
-from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.storage.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.storage.engines import database_url_from_env
 from runtime import search_attributes
 from runtime.binaries import find_binary
 from runtime.converter import data_converter

@@ -42,9 +42,9 @@ from benchmarks.consolidation_corpus import (
     generate,
     score,
 )
-from memory import tables
 from memory.consolidation.planner import Cluster, ConflictPair, Plan, plan_pass
-from memory.database import create_engine, migrate
+from memory.storage import tables
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.memory_entry import NewMemoryEntry, Tier
@@ -52,8 +52,8 @@ from schemas.memory_entry import NewMemoryEntry, Tier
 REF = "mem://bench/agent-1"
 SEED = 20261123
 LOAD_BATCH = 1000
-E = tables.entries
-C = tables.conflicts
+ENTRIES = tables.entries
+CONFLICTS = tables.conflicts
 
 
 _NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9]+")
@@ -138,15 +138,17 @@ async def marked_plan(engine: AsyncEngine, input_count: int) -> Plan:
     async with engine.connect() as connection:
         rows = (
             await connection.execute(
-                select(E.c.id, E.c.superseded_by, E.c.superseded_reason).where(
-                    E.c.memory_ref == REF, E.c.superseded_by.is_not(None)
+                select(ENTRIES.c.id, ENTRIES.c.superseded_by, ENTRIES.c.superseded_reason).where(
+                    ENTRIES.c.memory_ref == REF, ENTRIES.c.superseded_by.is_not(None)
                 )
             )
         ).all()
         conflicts = [
             ConflictPair(row.first_id, row.second_id, ())
             for row in await connection.execute(
-                select(C.c.first_id, C.c.second_id).where(C.c.memory_ref == REF)
+                select(CONFLICTS.c.first_id, CONFLICTS.c.second_id).where(
+                    CONFLICTS.c.memory_ref == REF
+                )
             )
         ]
     merged: dict[str, list[str]] = {}

@@ -48,8 +48,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from memory.consolidation.conflict_guard import compare
-from memory.consolidation.fact_text import (
+from memory.consolidation.planner import Plan, PlanEntry, slot_of
+from memory.sameness.conflict_guard import compare
+from memory.sameness.fact_text import (
     CURRENCY_CODES,
     DATE_WORDS,
     NEGATIONS,
@@ -58,7 +59,6 @@ from memory.consolidation.fact_text import (
     STOPWORDS,
     read_fact_text,
 )
-from memory.consolidation.planner import Plan, PlanEntry, slot_of
 
 
 def _split(text: str) -> list[str]:

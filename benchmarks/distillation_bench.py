@@ -34,7 +34,7 @@ is built with StoreLimits(capacity={}) (uncapped). Reported: wall time, the step
 read, sourceCount, tokensUsed, the commitments inferred and armed, the event count and
 serialized size of every history (target: under 200 events and 1 MB each) with a
 PASS/FAIL check that no entry text or secret value is in them, and an in-process replay
-of the selection (``memory.distillation.select_sources`` with the ExtractiveDistiller's
+of the selection (``memory.distillation.run.select_sources`` with the ExtractiveDistiller's
 packing, timed: read + redact, offer, finish, tokenizer calls).
 
 First and nightly dreams (issue 24: a 1M-entry memoryRef's dream at budget 8,000 costs
@@ -106,22 +106,22 @@ from benchmarks.dream_steps import (
     step_times,
     wait_until_idle,
 )
-from memory import tables
-from memory.database import create_engine, migrate
-from memory.distillation import PAGE, select_sources
-from memory.distillation_queue import candidates_page
-from memory.distiller import (
+from memory.distillation.memory_index import refresh_index
+from memory.distillation.packing import (
     DistillationOutcome,
     ExtractiveDistiller,
     Packing,
     SourceText,
     TokenCounter,
 )
-from memory.memory_index import refresh_index
-from memory.redaction import write_redacted
+from memory.distillation.queue import candidates_page
+from memory.distillation.run import PAGE, select_sources
+from memory.redaction.chokepoint import write_redacted
+from memory.redaction.vault import StaticSecretVault, registry_for_tenant
+from memory.storage import tables
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore, StoreLimits
 from memory.tokens import count_tokens_batch, get_encoding
-from memory.vault import StaticSecretVault, registry_for_tenant
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.converter import data_converter
@@ -568,17 +568,20 @@ async def check_sr1_output(store: PostgresMemoryStore, run: Run, secrets: dict[s
     """The archive and the distilled entry carry no secret value (markers instead)."""
     if run.status != "distilled":
         return "n/a"
-    A, E = tables.archives, tables.entries
+    ARCHIVES, ENTRIES = tables.archives, tables.entries
     async with store.engine.connect() as connection:
         bodies = (
-            await connection.execute(select(A.c.body).where(A.c.memory_ref == run.memory_ref))
+            await connection.execute(
+                select(ARCHIVES.c.body).where(ARCHIVES.c.memory_ref == run.memory_ref)
+            )
         ).scalars()
         texts = [bytes(body).decode("utf-8") for body in bodies]
         texts += list(
             (
                 await connection.execute(
-                    select(E.c.content).where(
-                        E.c.memory_ref == run.memory_ref, E.c.tier == Tier.SEMANTIC.value
+                    select(ENTRIES.c.content).where(
+                        ENTRIES.c.memory_ref == run.memory_ref,
+                        ENTRIES.c.tier == Tier.SEMANTIC.value,
                     )
                 )
             ).scalars()
@@ -799,15 +802,15 @@ async def table_state(store: PostgresMemoryStore, ref: str) -> dict[str, int]:
     tables, and this memoryRef's entries marked consumed or parked."""
     counts = ", ".join(f"(SELECT count(*) FROM {name}) AS {name}" for name in WRITTEN_TABLES)
     sizes = " + ".join(f"pg_total_relation_size('{name}')" for name in TEMPORARY_TABLES)
-    E = tables.entries
+    ENTRIES = tables.entries
     async with store.engine.connect() as connection:
         row = (await connection.execute(text(f"SELECT {counts}, {sizes} AS temporary"))).one()
         marked = (
             await connection.execute(
                 select(
-                    func.count().filter(E.c.distilled_into.is_not(None)),
-                    func.count().filter(E.c.distill_cost.is_not(None)),
-                ).where(E.c.tenant == TENANT, E.c.memory_ref == ref)
+                    func.count().filter(ENTRIES.c.distilled_into.is_not(None)),
+                    func.count().filter(ENTRIES.c.distill_cost.is_not(None)),
+                ).where(ENTRIES.c.tenant == TENANT, ENTRIES.c.memory_ref == ref)
             )
         ).one()
     state = {name: int(row._mapping[name]) for name in WRITTEN_TABLES}

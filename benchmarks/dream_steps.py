@@ -27,10 +27,10 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 
-from memory import tables
 from memory.commitments.scan import _candidates as inference_candidates
 from memory.consolidation.corpus import read_corpus
-from memory.scope import scoped
+from memory.storage import tables
+from memory.storage.tenant_scope import scoped
 from memory.store import PostgresMemoryStore
 from memory.tokens import count_tokens_batch
 from schemas.commitments import InferCommitmentsRequest

@@ -41,9 +41,9 @@ from typing import Any
 from benchmarks.adapter_bench import measure_pair, percentile, server_info
 from benchmarks.common import bench_server, fresh_database
 from benchmarks.search_bench import sentence
-from memory.database import create_engine, migrate
 from memory.embeddings.choice import static_embedder
 from memory.embeddings.model import EMBED_BATCH
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import NewMemoryEntry, Tier
 

@@ -55,7 +55,7 @@ from temporalio.client import Client
 from benchmarks.commitments_bench import WorkerProcess, dev_server_ceiling
 from benchmarks.common import bench_server, fresh_database
 from benchmarks.corpus import COMPANIES, PEOPLE
-from memory.database import create_engine, migrate
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
 from memoryctl.dev_server import dev_server_command
 from runtime.converter import data_converter
@@ -360,7 +360,9 @@ async def _phases(
     # A per-agent dream does not record the fleet's mark: these agents were dreamed.
     for ref in baseline_refs:
         parsed = parse_memory_ref(ref)
-        await store.dream_work.mark_dreamed(parsed, await store.dream_work.work_seq(parsed))
+        await store.fleet_selection.mark_dreamed(
+            parsed, await store.fleet_selection.work_seq(parsed)
+        )
 
     cpu: dict[str, Any] = {}
     result, seconds, requests = await _fleet(client, queue, server, "first", cpu, options)

@@ -69,8 +69,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from benchmarks.adapter_bench import memory_tags, memory_text, raw_connect, server_info
 from benchmarks.common import bench_server, fresh_database
-from memory.database import create_engine, migrate
-from memory.distiller import LINE_PREFIX
+from memory.distillation.packing import LINE_PREFIX
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore, StoreLimits, utc_now
 from schemas.base import floor_ms
 from schemas.erasure import ErasureReport

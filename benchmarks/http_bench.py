@@ -82,9 +82,9 @@ from benchmarks.adapter_bench import memory_tags, memory_text, percentile, serve
 from benchmarks.common import bench_server, fresh_database
 from benchmarks.http_load import RawHttpClient
 from benchmarks.http_server import HOST, temporal_unavailable
-from memory.api_keys import ApiKeyStore
-from memory.database import create_engine, migrate
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
+from memory.tenants.api_keys import ApiKeyStore
 from runtime.probe import HostProbe
 from runtime.settings import Settings
 from schemas.errors import VersionConflict

@@ -18,8 +18,8 @@ from temporalio.client import Client
 
 from api.app import create_app
 from api.services import ApiServices
-from memory.database import create_engine, database_url_from_env
-from memory.vault import vault_from_settings
+from memory.redaction.vault import vault_from_settings
+from memory.storage.engines import create_engine, database_url_from_env
 from runtime.http_serving import uvicorn_server
 from runtime.settings import Settings
 

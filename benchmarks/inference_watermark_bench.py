@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import text
 
 from benchmarks.common import bench_server, fresh_database
-from memory.database import create_engine, migrate
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore, StoreLimits
 from schemas.commitments import InferCommitmentsRequest
 from schemas.memory_entry import NewMemoryEntry

@@ -1,5 +1,5 @@
 """Predicate watches that wait for a change instead of polling (migration 0013,
-memory/change_feed.py, runtime/change_listener.py, workflows/predicate_watch.py).
+memory/commitments/change_feed.py, runtime/change_listener.py, workflows/predicate_watch.py).
 
     python -m benchmarks.predicate_watch_bench           # the full run (about 4 minutes)
     python -m benchmarks.predicate_watch_bench --quick   # smaller counts (about 40 s)
@@ -66,11 +66,11 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from benchmarks.common import Server, bench_server, fresh_database, start_time_skipping
-from memory import tables
-from memory.change_feed import ChangeFeed
-from memory.database import create_engine, migrate
+from memory.commitments.change_feed import ChangeFeed
+from memory.redaction.vault import StaticSecretVault
+from memory.storage import tables
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.change_listener import ChangeListener, connect_with, signal_with
@@ -98,7 +98,7 @@ SWEEP_RUNS = 5
 # Spacing of the latency writes: one watch's write at a time, not a burst.
 WRITE_GAP_S = 0.02
 
-C, R, CLAIMS = tables.commitments, tables.ref_changes, tables.occurrences
+COMMITMENTS, REF_CHANGES, CLAIMS = tables.commitments, tables.ref_changes, tables.occurrences
 
 
 @dataclass(frozen=True)
@@ -262,7 +262,7 @@ async def arm_watch(
     now = store.now()
     async with store.engine.begin() as connection:
         await connection.execute(
-            insert(C).values(
+            insert(COMMITMENTS).values(
                 commitment_id=cid,
                 tenant=parsed.tenant,
                 memory_ref=ref,
@@ -305,9 +305,17 @@ async def caught_up_count(engine: AsyncEngine, watches: Sequence[Watch]) -> int:
     """Watches whose last evaluation read their ref's latest change counter."""
     query = (
         select(func.count())
-        .select_from(C.join(R, and_(R.c.memory_ref == C.c.memory_ref, R.c.tenant == C.c.tenant)))
-        .where(C.c.commitment_id.in_([w.commitment_id for w in watches]))
-        .where(C.c.seen_change_seq == R.c.change_seq)
+        .select_from(
+            COMMITMENTS.join(
+                REF_CHANGES,
+                and_(
+                    REF_CHANGES.c.memory_ref == COMMITMENTS.c.memory_ref,
+                    REF_CHANGES.c.tenant == COMMITMENTS.c.tenant,
+                ),
+            )
+        )
+        .where(COMMITMENTS.c.commitment_id.in_([w.commitment_id for w in watches]))
+        .where(COMMITMENTS.c.seen_change_seq == REF_CHANGES.c.change_seq)
     )
     async with engine.connect() as connection:
         return int((await connection.execute(query)).scalar() or 0)
@@ -591,7 +599,7 @@ async def plant_watches(engine: AsyncEngine, plan: Plan) -> int:
     spec = PredicateSpec(predicate="memory.tag_exists", args={"tag": "x"}).model_dump(mode="json")
     async with engine.begin() as connection:
         await connection.execute(
-            insert(R),
+            insert(REF_CHANGES),
             [
                 {
                     "memory_ref": f"mem://sw{r}/agent-1",
@@ -622,7 +630,7 @@ async def plant_watches(engine: AsyncEngine, plan: Plan) -> int:
                 }
                 for n in range(start, min(start + 10_000, plan.sweep_watches))
             ]
-            await connection.execute(insert(C), rows)
+            await connection.execute(insert(COMMITMENTS), rows)
         await connection.execute(text("ANALYZE commitments"))
         await connection.execute(text("ANALYZE memory_ref_changes"))
     return len(range(0, plan.sweep_watches, 100))

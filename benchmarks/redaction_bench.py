@@ -28,7 +28,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
 
-from memory.redaction import MemorySecretRegistry, marker
+from memory.redaction.chokepoint import MemorySecretRegistry, marker
 from memory.tokens import count_tokens, count_tokens_batch, get_encoding
 
 T = TypeVar("T")

@@ -41,7 +41,7 @@ from benchmarks.semantic_accuracy_bench import (
     typo_variant,
     unique_sentences,
 )
-from memory.distiller import ExtractiveDistiller, SourceText
+from memory.distillation.packing import ExtractiveDistiller, SourceText
 from memory.tokens import count_tokens
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

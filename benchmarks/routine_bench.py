@@ -83,8 +83,6 @@ from benchmarks.semantic_accuracy_bench import (
     unique_sentences,
 )
 from benchmarks.similarity_corpora.corpora import Names, StsPair, sentence_groups
-from memory.consolidation.fact_text import normal_form
-from memory.consolidation.restatements import CANDIDATE_COSINE, Restatements
 from memory.proposals.routines import (
     Routine,
     Sighting,
@@ -93,6 +91,8 @@ from memory.proposals.routines import (
     group_same_requests,
     request_core,
 )
+from memory.sameness.fact_text import normal_form
+from memory.sameness.restatements import CANDIDATE_COSINE, Restatements
 
 START = datetime(2025, 1, 6, tzinfo=UTC)  # a Monday
 WEEKS = 6

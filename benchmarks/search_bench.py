@@ -50,12 +50,12 @@ from sqlalchemy.engine import URL
 from benchmarks.adapter_bench import percentile, server_info
 from benchmarks.common import bench_server, fresh_database
 from benchmarks.corpus import PEOPLE
-from memory import tables
-from memory.database import create_engine, migrate
 from memory.embeddings.choice import static_embedder
 from memory.embeddings.static_model import StaticWordEmbedder
-from memory.embeddings.vector_index import index_name
-from memory.repositories.search import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, fuse, or_query
+from memory.indexes.vector_index import index_name
+from memory.search.ranking import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, fuse, or_query
+from memory.storage import tables
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.memory_ref import parse_memory_ref
@@ -239,13 +239,13 @@ READ_SQL = (
 
 
 def fetched(depth: int) -> int:
-    """The nearest vectors the product's vector leg reads (memory/repositories/search.py)."""
+    """The nearest vectors the product's vector leg reads (memory/search/ranking.py)."""
     return min(depth * OVER_FETCH, MAX_EF_SEARCH)
 
 
 def set_local(depth: int) -> tuple[str]:
     """The product's transaction-local settings of the vector leg, in one round trip as
-    the product sends them (memory/repositories/search.py)."""
+    the product sends them (memory/search/ranking.py)."""
     return (
         "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
         f" set_config('hnsw.ef_search', '{fetched(depth)}', true)",

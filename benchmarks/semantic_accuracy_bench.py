@@ -16,7 +16,7 @@ alternatives are tuned on the dev half only and applied to the half reported.
    opening filler. STS-B pairs scored >= 4.5 are reported apart as paraphrases. Negatives:
    STS-B pairs scored <= 1, and hard negatives: the same sentence with one number changed,
    one name swapped (CheckList's names) or a negation inserted. Methods: the product's
-   verifier (memory.consolidation.conflict_guard.compare(...).duplicate), rapidfuzz
+   verifier (memory.sameness.conflict_guard.compare(...).duplicate), rapidfuzz
    token_set_ratio and WordLlama cosine, each with a threshold giving precision >= 0.99
    on dev.
 2. Search recall@5: clusters of STS-B pairs scored >= 4 (connected components); every
@@ -47,8 +47,8 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz, utils
 
 from benchmarks.similarity_corpora.corpora import Names, StsPair, sentence_groups
-from memory.consolidation.conflict_guard import compare
-from memory.consolidation.fact_text import STOPWORDS, FactText, normal_form, read_fact_text
+from memory.sameness.conflict_guard import compare
+from memory.sameness.fact_text import STOPWORDS, FactText, normal_form, read_fact_text
 
 RESULTS = Path(__file__).with_name("results")
 POSITIVE_KINDS = (
@@ -390,8 +390,8 @@ def paraphrase_stage_decisions(
     """The product with its paraphrase stage on: a pair the lexical verifier did not
     merge is merged when the planner would propose it (same guard block and names,
     sentence cosine at least CANDIDATE_COSINE) and paraphrases() accepts it."""
-    from memory.consolidation.candidates import block_key
-    from memory.consolidation.paraphrase import CANDIDATE_COSINE, paraphrases
+    from memory.sameness.candidates import block_key
+    from memory.sameness.paraphrase import CANDIDATE_COSINE, paraphrases
 
     cosines = cosine_scores(labelled, embed)
     decisions = []
@@ -464,8 +464,8 @@ def recall_at(hits: Sequence[str], query_id: str, targets: set[str], k: int = RE
 
 async def search_recall(pairs: Sequence[StsPair]) -> dict[str, Any]:
     from benchmarks.common import bench_server, fresh_database
-    from memory.database import create_engine, migrate
     from memory.embeddings.choice import static_embedder
+    from memory.storage.engines import create_engine, migrate
     from memory.store import PostgresMemoryStore
     from schemas.memory_entry import NewMemoryEntry, Tier
     from schemas.search import SearchMode, SearchRequest

@@ -22,7 +22,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.storage.embedded import asyncpg_url_for, start_embedded_postgres
 from memoryctl.dev_server import dev_server_command
 
 ROOT = Path(__file__).resolve().parent.parent

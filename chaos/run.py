@@ -38,7 +38,7 @@ from chaos.operations import (
     retrying,
 )
 from chaos.proposals import Proposals
-from memory.database import create_engine, migrate
+from memory.storage.engines import create_engine, migrate
 from runtime.converter import data_converter
 
 KINDS = ("distillation", "consolidation", "commitments", "forget", "proposals")

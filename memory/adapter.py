@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from memory.distiller import Distiller
-from memory.redaction import MemorySecretRegistry
-from memory.snapshots import SnapshotItem
+from memory.distillation.packing import Distiller
+from memory.redaction.chokepoint import MemorySecretRegistry
+from memory.snapshots.frozen import SnapshotItem
 from schemas.consolidation import (
     ConflictRecord,
     ConsolidateMemoryRequest,
@@ -98,7 +98,7 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         dry_run: bool = False,
         secrets: MemorySecretRegistry | None = None,
     ) -> ErasureReport:
-        """Forget reaching every derived copy, in one transaction (memory/erasure.py)."""
+        """Forget reaching every derived copy, in one transaction (memory/erasure/copies.py)."""
         ...
 
     async def lineage(self, memory_ref: MemoryRef | str, entry_id: str) -> list[LineageLink]: ...
@@ -147,13 +147,13 @@ class HostMemoryStore(MemoryAdapter, Protocol):
         distiller: Distiller | None = None,
         progress: Progress = ...,
     ) -> DistillationResult:
-        """One budget-bounded distillation (memory/distillation.py)."""
+        """One budget-bounded distillation (memory/distillation/run.py)."""
         ...
 
     async def collect_garbage(
         self, memory_ref: MemoryRef | str, *, secrets: MemorySecretRegistry | None = None
     ) -> GarbageReport:
-        """TTL, archives past retention, old snapshots (memory/repositories/retention.py)."""
+        """TTL, archives past retention, old snapshots (memory/erasure/retention.py)."""
         ...
 
     async def index_digest(self, memory_ref: MemoryRef | str) -> IndexDigest:

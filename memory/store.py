@@ -1,11 +1,13 @@
 """PostgresMemoryStore: the MemoryAdapter on PostgreSQL, a thin facade.
 
 It parses the memoryRef once (schemas/memory_ref.py, CTI-1) and hands the typed
-``MemoryRef`` to one repository per concern (memory/repositories/). Reads with a
-malformed ref find nothing ([] / None / 0); writes raise InvalidMemoryRef. Inputs are
-checked by memory/input_gate.py, tenant scoping is built by memory/scope.py, locks by
-memory/locks.py, and every write of content passes the SR-1 chokepoint
-(memory/redaction.py). Callers may pass a parsed MemoryRef or its string form.
+``MemoryRef`` to one repository per concern, each in its concern's folder (entries/,
+search/, distillation/, consolidation/, erasure/, snapshots/, events/, commitments/,
+proposals/, fleet/). Reads with a malformed ref find nothing ([] / None / 0); writes
+raise InvalidMemoryRef. Inputs are checked by memory/input_gate.py, tenant scoping is
+built by memory/storage/tenant_scope.py, locks by memory/storage/locks.py, every write of
+content passes the SR-1 chokepoint (memory/redaction/chokepoint.py) and its one writer
+(memory/entries/content.py). Callers may pass a parsed MemoryRef or its string form.
 """
 
 from __future__ import annotations
@@ -20,28 +22,28 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory.adapter import HostMemoryStore
 from memory.commitments.store import CommitmentStore
-from memory.dream_work import DreamWork
+from memory.consolidation.passes import Consolidations
+from memory.distillation.distillations import Distillations
 from memory.embeddings.choice import configured_embedder
 from memory.embeddings.model import Embedder
+from memory.entries.limits import StoreLimits
+from memory.entries.writes import EntryWrites, new_entry_id
+from memory.erasure.forget import Erasure
+from memory.erasure.retention import Retention
+from memory.events.reads import Events
 from memory.fixture_runs.records import FixtureRuns
+from memory.fleet.maintenance_writes import declare_maintenance_on
+from memory.fleet.selection import FleetSelection
+from memory.indexes.vectors import EntryVectors
 from memory.input_gate import checked
-from memory.intent_links import IntentLinks
-from memory.maintenance_writes import declare_maintenance_on
+from memory.keyed_ids.intent_links import IntentLinks
 from memory.proposals.store import ProposalStore
-from memory.redaction import MemorySecretRegistry
-from memory.repositories.consolidation import Consolidations
-from memory.repositories.distillation import Distillations
-from memory.repositories.entries import EntryWrites, new_entry_id
-from memory.repositories.erasure import Erasure
-from memory.repositories.events import Events
-from memory.repositories.limits import StoreLimits
-from memory.repositories.queries import EntryQueries
-from memory.repositories.retention import Retention
-from memory.repositories.search import EntrySearch
-from memory.repositories.snapshots import Snapshots
-from memory.repositories.vectors import EntryVectors
-from memory.snapshots import SnapshotItem
-from memory.transactions import Database, utc_now
+from memory.redaction.chokepoint import MemorySecretRegistry
+from memory.search.queries import EntryQueries
+from memory.search.ranking import EntrySearch
+from memory.snapshots.frozen import SnapshotItem
+from memory.snapshots.sessions import Snapshots
+from memory.storage.database import Database, utc_now
 from schemas.consolidation import (
     ConflictRecord,
     SupersededEntry,
@@ -106,7 +108,7 @@ class PostgresMemoryStore:
         self.commitments = CommitmentStore(engine, clock)
         self.proposals = ProposalStore(self.db)
         self.fixture_runs = FixtureRuns(engine, clock)
-        self.dream_work = DreamWork(self.db)
+        self.fleet_selection = FleetSelection(self.db)
         declare_maintenance_on(engine)
         # Their requests carry a parsed MemoryRef already: nothing to add on the way.
         self.distill = self.distillations.distill
@@ -151,7 +153,7 @@ class PostgresMemoryStore:
         return await self.queries.count(ref, query) if ref else 0
 
     async def search(self, memory_ref: Ref, request: SearchRequest) -> SearchResult:
-        """Hybrid search over one memoryRef (memory/repositories/search.py)."""
+        """Hybrid search over one memoryRef (memory/search/ranking.py)."""
         ref = _try(memory_ref)
         if ref is None:
             return SearchResult(mode=checked(SearchRequest, request).mode, hits=())

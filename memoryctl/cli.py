@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from temporalio.client import Client
     from temporalio.service import RPCError
 
+    from memory.redaction.vault import FileSecretVault
     from memory.store import PostgresMemoryStore
-    from memory.vault import FileSecretVault
     from schemas.memory_ref import MemoryRef
 
 
@@ -148,7 +148,7 @@ def exit_process(status: int) -> NoReturn:
         sys.stderr.flush()
         # os._exit skips exit handlers, the embedded PostgreSQL's among them: release
         # its handle first, or the server would never be stopped again.
-        from memory.embedded import release_embedded_servers
+        from memory.storage.embedded import release_embedded_servers
 
         release_embedded_servers()
         os._exit(status)
@@ -235,7 +235,7 @@ def database_engine() -> AsyncEngine:
     DATABASE_URL checked, connects bounded."""
     from sqlalchemy import event
 
-    from memory.database import create_engine
+    from memory.storage.engines import create_engine
 
     check_database_url()
     engine = create_engine()
@@ -304,9 +304,9 @@ def checked_entry_id(entry_id: str, option: str) -> str:
 
 def secrets_vault() -> FileSecretVault:
     """The tenants' registered secrets (AGENT_MEMORY_SECRETS_FILE): commands build a
-    run's SR-1 registry from it with memory.vault.registry_for_tenant, the one builder,
+    run's SR-1 registry from it with memory.redaction.vault.registry_for_tenant, the one builder,
     which reads the file when called (ValueError for a malformed file)."""
-    from memory.vault import vault_from_settings
+    from memory.redaction.vault import vault_from_settings
     from runtime.settings import Settings
 
     return vault_from_settings(Settings().secrets_file)

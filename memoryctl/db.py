@@ -15,7 +15,7 @@ db_app = typer.Typer(no_args_is_help=True, help="The memory store's database.")
 @db_app.command("upgrade")
 def db_upgrade(as_json: JsonOption = False) -> None:
     """Apply the Alembic migrations to DATABASE_URL (or the embedded server)."""
-    from memory.database import migrate
+    from memory.storage.engines import migrate
 
     async def action() -> None:
         engine = database_engine()

@@ -29,7 +29,7 @@ def demo(
 ) -> None:
     """Start embedded PostgreSQL, the Temporal dev server, the worker and the HTTP API;
     run a dream."""
-    from memory.embedded import default_data_dir
+    from memory.storage.embedded import default_data_dir
     from memoryctl.cli import console, print_error
     from memoryctl.demo_guard import QuickStartRefused, check_ports, state_dir_lock
 

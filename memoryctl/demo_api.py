@@ -17,9 +17,9 @@ from temporalio.client import Client
 
 from api.app import create_app
 from api.services import ApiServices
-from memory.api_keys import ApiKeyStore
+from memory.redaction.vault import SecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import SecretVault
+from memory.tenants.api_keys import ApiKeyStore
 from runtime.http_serving import serving
 from runtime.metrics import MetricsExporter
 from runtime.settings import Settings

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from memory.redaction.vault import StaticSecretVault, registry_for_tenant
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault, registry_for_tenant
 from schemas.memory_entry import NewMemoryEntry, Priority, Tier
 
 

@@ -22,15 +22,15 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from temporalio.client import Client, ScheduleActionExecutionStartWorkflow
 
-from memory.database import create_engine, migrate
-from memory.embedded import asyncpg_url_for, default_data_dir, start_embedded_postgres
-from memory.memory_index import INDEX_PATH
+from memory.distillation.memory_index import INDEX_PATH
+from memory.redaction.vault import FileSecretVault
+from memory.storage.embedded import asyncpg_url_for, default_data_dir, start_embedded_postgres
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
-from memory.vault import FileSecretVault
 from memoryctl.demo_api import check_and_show, serving_api
 from memoryctl.demo_data import TENANTS, load_or_create_secrets, seed_demo_memory
 from memoryctl.dev_server import temporal_dev_server
-from memoryctl.schedules import DEFAULT_CRON, schedule_id_for
+from memoryctl.dream_schedules import DEFAULT_CRON, schedule_id_for
 from runtime.binaries import temporal_cli
 from runtime.client import connect_when_ready
 from runtime.intent_link_keys import intent_links_for

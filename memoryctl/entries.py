@@ -43,7 +43,7 @@ from schemas.base import format_instant
 from schemas.memory_entry import MAX_LIST_LIMIT, Tier
 
 if TYPE_CHECKING:
-    from memory.redaction import MemorySecretRegistry
+    from memory.redaction.chokepoint import MemorySecretRegistry
     from memory.store import PostgresMemoryStore
     from schemas.memory_entry import HostMemoryEntry, MemoryEntry, NewMemoryEntry
     from schemas.memory_ref import MemoryRef
@@ -100,7 +100,7 @@ def _new_entry(
 
 def _tenant_secrets(ref: MemoryRef, run_id: str) -> MemorySecretRegistry:
     """SR-1: the tenant's registered secrets, read when the write runs."""
-    from memory.vault import registry_for_tenant
+    from memory.redaction.vault import registry_for_tenant
     from schemas.errors import InvalidInput
 
     vault = secrets_vault()

@@ -83,7 +83,7 @@ def _stdin_is_a_terminal() -> bool:
 
 
 def _erase(ref: MemoryRef, request: ForgetRequest, *, dry_run: bool) -> ErasureReport:
-    from memory.vault import registry_for_tenant
+    from memory.redaction.vault import registry_for_tenant
 
     async def erase(store: PostgresMemoryStore) -> ErasureReport:
         # The tenant's secrets: a distillate line a dream redacted with a secret

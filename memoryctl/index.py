@@ -22,7 +22,7 @@ index_app = typer.Typer(no_args_is_help=True, help="MEMORY-INDEX.json.")
 @index_app.command("show")
 def index_show(memory_ref: MemoryRefOption) -> None:
     """Print the latest MEMORY-INDEX.json of a memoryRef."""
-    from memory.memory_index import INDEX_PATH
+    from memory.distillation.memory_index import INDEX_PATH
 
     ref = checked_ref(memory_ref)
 

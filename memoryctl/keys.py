@@ -31,12 +31,12 @@ from memoryctl.cli import (
 )
 
 if TYPE_CHECKING:
-    from memory.api_keys import ApiKeyStore, CreatedKey
+    from memory.tenants.api_keys import ApiKeyStore, CreatedKey
 
 T = TypeVar("T")
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the HTTP API (memoryctl serve).")
-_KEY_ID = re.compile(r"[0-9a-f]{12}")  # memory.api_keys: token_hex(6)
+_KEY_ID = re.compile(r"[0-9a-f]{12}")  # memory.tenants.api_keys: token_hex(6)
 TenantHelp = "The tenant (a memoryRef's first segment) the key acts for."
 ScopeHelp = "A scope the key grants, such as proposals:apply; repeat for several."
 
@@ -50,7 +50,7 @@ class KeyNotRevoked(Exception):
 def _with_keys(use: Callable[[ApiKeyStore], Awaitable[T]]) -> T:
     """One key-store call over the store's engine (with_store: connect, call, dispose,
     failures as one line)."""
-    from memory.api_keys import ApiKeyStore
+    from memory.tenants.api_keys import ApiKeyStore
 
     return with_store(lambda store: use(ApiKeyStore(store.engine)))
 

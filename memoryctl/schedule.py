@@ -4,7 +4,7 @@
                               [--schedule-id ID]
     memoryctl schedule list | trigger ID | delete ID
 
-The commands; the Temporal client calls they make are in memoryctl/schedules.py, imported
+The commands; the Temporal client calls they make are in memoryctl/dream_schedules.py, imported
 only when a command runs (a database command never loads Temporal or workflow code).
 """
 
@@ -26,7 +26,7 @@ from memoryctl.cli import (
 )
 
 if TYPE_CHECKING:
-    from memoryctl.schedules import ScheduleRow
+    from memoryctl.dream_schedules import ScheduleRow
 
 schedule_app = typer.Typer(no_args_is_help=True, help="Dream schedules on Temporal.")
 
@@ -44,7 +44,7 @@ def schedule_create(
     as_json: JsonOption = False,
 ) -> None:
     """Create a nightly dream schedule for a memoryRef."""
-    from memoryctl.schedules import create_dream_schedule
+    from memoryctl.dream_schedules import create_dream_schedule
     from runtime.settings import Settings
 
     ref = checked_ref(memory_ref)
@@ -70,7 +70,7 @@ def schedule_create(
 @schedule_app.command("list")
 def schedule_list(as_json: JsonOption = False) -> None:
     """List dream schedules."""
-    from memoryctl.schedules import list_dream_schedules
+    from memoryctl.dream_schedules import list_dream_schedules
 
     async def action() -> list[ScheduleRow]:
         return await list_dream_schedules(await temporal_client())
@@ -100,7 +100,7 @@ def schedule_list(as_json: JsonOption = False) -> None:
 @schedule_app.command("trigger")
 def schedule_trigger(schedule_id: str, as_json: JsonOption = False) -> None:
     """Run a dream schedule's action now."""
-    from memoryctl.schedules import trigger_dream_schedule
+    from memoryctl.dream_schedules import trigger_dream_schedule
 
     async def action() -> None:
         await trigger_dream_schedule(await temporal_client(), schedule_id)
@@ -115,7 +115,7 @@ def schedule_trigger(schedule_id: str, as_json: JsonOption = False) -> None:
 @schedule_app.command("delete")
 def schedule_delete(schedule_id: str, as_json: JsonOption = False) -> None:
     """Delete a dream schedule (running dreams finish)."""
-    from memoryctl.schedules import delete_dream_schedule
+    from memoryctl.dream_schedules import delete_dream_schedule
 
     async def action() -> None:
         await delete_dream_schedule(await temporal_client(), schedule_id)

@@ -4,7 +4,7 @@
                             [--mode hybrid|semantic|text] [--tag T ...] [--json]
 
 Hybrid by default (full text and vectors fused by reciprocal rank, see
-memory/repositories/search.py). Like ``get``, this is a read path and prints content: the
+memory/search/ranking.py). Like ``get``, this is a read path and prints content: the
 table shows each hit's rank, score, the leg ranks and its text on one line; ``--json``
 prints the whole result.
 """

@@ -2,7 +2,7 @@
 
 One per worker process (worker.py starts it beside the worker). It LISTENs on
 ``agent_memory_changed`` on a dedicated PostgreSQL connection; the entries' triggers
-NOTIFY the memoryRef of every committed change (memory/change_feed.py). It gathers the
+NOTIFY the memoryRef of every committed change (memory/commitments/change_feed.py). It gathers the
 notified memoryRefs for ``coalesce_seconds`` (a burst of puts to one ref wakes each of
 its watches once) and signals ``memory_changed`` to each waiting watch of those refs
 whose truth the change may have moved (a built-in predicate still as its watch recorded
@@ -42,7 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from memory.change_feed import CHANNEL, LISTENER_LOCK_ID, ChangeFeed, Watch
+from memory.commitments.change_feed import CHANNEL, LISTENER_LOCK_ID, ChangeFeed, Watch
 from memory.commitments.predicates import PredicateRegistry
 from schemas.commitments import commitment_workflow_id
 

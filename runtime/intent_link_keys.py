@@ -1,5 +1,5 @@
 """Which key links a deployment's lifecycle events to OpenIntent intents
-(memory/intent_links.py): the keys file's intent-link secret when payloads are encrypted
+(memory/keyed_ids/intent_links.py): the keys file's intent-link secret when payloads are encrypted
 (derived from the system ids key, like the opaque workflow ids'), else the public
 fallback key. Every process that writes events (the API, the worker, memoryctl, the
 quick start) builds its store with this, so they all link under the same key.
@@ -10,7 +10,7 @@ and must not import the store's SQL layer (tests/workflows/test_activity_boundar
 
 from __future__ import annotations
 
-from memory.intent_links import IntentLinks
+from memory.keyed_ids.intent_links import IntentLinks
 from runtime.payload_keys import cached_keyring
 from runtime.settings import Settings
 

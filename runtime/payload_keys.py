@@ -7,7 +7,7 @@
     }
 
 - ``system`` encrypts payloads that name no memoryRef (ids and counts only) and is
-  where the opaque workflow ids and the events' intent links (memory/intent_links.py)
+  where the opaque workflow ids and the events' intent links (memory/keyed_ids/intent_links.py)
   are derived from (``system.ids`` names the key, by default the active one; rotation
   pins it so ids and links stay stable).
 - ``tenants.<tenant>`` encrypts every payload that names a memoryRef of that tenant.

@@ -7,18 +7,18 @@ payload encryption the ref is written as is (``distill/mem://acme/agent-1``), re
 the UI and in the README's `temporal` commands. With encryption, ids are recorded in
 clear in every parent's history and in the UI, so the ref is replaced by a keyed hash
 (HMAC-SHA256 under a secret derived from the system key, 128 bits, hex; the keyed hash
-is memory/opaque_refs.py's keyed_token): the same ref still gives the same id, so the
+is memory/keyed_ids/opaque_refs.py's keyed_token): the same ref still gives the same id, so the
 one-at-a-time guarantee holds, but the id reveals nothing. Workflows cannot read
 configuration: DreamWorkflow asks the worker for its children's ids
 (activities/workflow_id_activities.py).
 
-The events' links to OpenIntent intents (memory/intent_links.py) are keyed from the same
+The events' links to OpenIntent intents (memory/keyed_ids/intent_links.py) are keyed from the same
 keys file, by a secret of their own (runtime/intent_link_keys.py).
 """
 
 from __future__ import annotations
 
-from memory.opaque_refs import keyed_token
+from memory.keyed_ids.opaque_refs import keyed_token
 from runtime.payload_keys import cached_keyring
 from runtime.settings import Settings
 from schemas.memory_ref import MemoryRef, parse_memory_ref
@@ -80,7 +80,7 @@ class WorkflowIds:
 
     def schedule(self, ref: MemoryRef | str) -> str:
         """``dream:<tenant>:<agent>[:<scope>]``: ':' cannot occur in a segment, so
-        distinct refs get distinct ids (see memoryctl/schedules.py); opaque:
+        distinct refs get distinct ids (see memoryctl/dream_schedules.py); opaque:
         ``dream:<hash>``. A scheduled dream's id is this plus a timestamp."""
         parsed = parse_memory_ref(ref)
         if self._secret is not None:

@@ -41,7 +41,7 @@ class EventType(StrEnum):
 
 
 # OpenIntent RFC-0015 §5 lifecycle events (payload MemoryLifecycle): the events an
-# entry's OpenIntent intent sees (memory/intent_links.py).
+# entry's OpenIntent intent sees (memory/keyed_ids/intent_links.py).
 LIFECYCLE_TYPES: tuple[EventType, ...] = (
     EventType.MEMORY_CREATED,
     EventType.MEMORY_UPDATED,

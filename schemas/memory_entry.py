@@ -79,7 +79,7 @@ class MemoryListOptions(WireModel):
     prefix of the ranked list; an entry larger than the whole budget is left out whole,
     never cut. With ``limit`` too, whichever gives fewer entries. ``rank`` is "recency"
     (the default, most recent first) or "relevance": the hybrid search ranking for
-    ``query`` (memory/repositories/search.py), refused by a store without an embedding
+    ``query`` (memory/search/ranking.py), refused by a store without an embedding
     model rather than faked (RFC 0113 §3).
     """
 

@@ -40,8 +40,9 @@ class MemoryRef:
 
 
 def checked_ref_text(raw: object) -> str:
-    """The rules every memoryRef string obeys, canonical or opaque (memory/opaque_refs.py):
-    a string of at most MAX_REF_BYTES with no NUL or control character."""
+    """The rules every memoryRef string obeys, canonical or opaque
+    (memory/keyed_ids/opaque_refs.py): a string of at most MAX_REF_BYTES with no NUL or
+    control character."""
     if not isinstance(raw, str):
         raise InvalidMemoryRef("must be a string")
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_REF_BYTES:

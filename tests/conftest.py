@@ -18,10 +18,10 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from benchmarks.common import start_time_skipping
-from memory.database import create_engine, migrate
-from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.redaction.vault import StaticSecretVault
+from memory.storage.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.converter import data_converter
@@ -213,7 +213,7 @@ async def running_api(
 ) -> AsyncIterator[RunningApi]:
     """The HTTP app on a loopback port over this test's store and worker."""
     from api.app import create_app
-    from memory.api_keys import ApiKeyStore
+    from memory.tenants.api_keys import ApiKeyStore
     from tests.support.http_app import RunningApi, api_services, serving
 
     services = api_services(engine, store, temporal_env.client, worker_task_queue, vault)

@@ -4,7 +4,7 @@
         --workflow-id fleet-dream --input '{"tenant": "acme"}'
 
 It reads the memoryRefs with work a page at a time (one range scan of an index that holds
-only due refs: memory/dream_work.py), so an idle agent costs nothing: no workflow, no
+only due refs: memory/fleet/selection.py), so an idle agent costs nothing: no workflow, no
 activity, no row read. Each page is cut into batches of ``batchSize`` agents, and each
 batch is one activity that dreams its agents one after another with the same steps a
 DreamWorkflow runs (activities/fleet_activities.py); ``concurrency`` batches run at

@@ -13,7 +13,7 @@ from benchmarks.similarity_corpora.fetch import (
     STS_WHEEL,
     read_member,
 )
-from memory.consolidation.fact_text import normal_form
+from memory.sameness.fact_text import normal_form
 
 STS_PARTS = ("train", "dev", "test")
 

@@ -4,7 +4,7 @@
 
 No sentence may sit in both halves, so the unit is not the pair but the group of pairs
 that share a sentence (connected components over sentences, compared by
-``memory.consolidation.fact_text.normal_form``; the largest, around "A horse is
+``memory.sameness.fact_text.normal_form``; the largest, around "A horse is
 standing.", holds about 5% of the pairs). A group goes to ``dev`` when the first byte of
 sha256("sts-b\\n<its smallest normal form>") is even, to ``test`` when it is odd. The rule
 only fills the file; the file is the authority: a pair whose key is absent is reported by
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from benchmarks.similarity_corpora.corpora import StsPair, sentence_groups
-from memory.consolidation.fact_text import normal_form
+from memory.sameness.fact_text import normal_form
 
 SPLIT_FILE = Path(__file__).with_name("split.json")
 CORPUS = "sts-b"

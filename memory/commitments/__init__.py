@@ -8,5 +8,5 @@ commitment once; ``records`` lists, shows and cancels them and keeps the tenant'
 zone; ``firing`` claims an occurrence and records it in one transaction (the next
 instant of a recurring one from ``commitment_parsing.recurrence_dates``); ``predicates``
 is the registry of what a predicate commitment evaluates (SQL reads of the memoryRef).
-Tenant and memoryRef clauses come from ``memory.scope`` (CTI-1).
+Tenant and memoryRef clauses come from ``memory.storage.tenant_scope`` (CTI-1).
 """

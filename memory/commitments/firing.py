@@ -28,13 +28,13 @@ from pydantic import TypeAdapter
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory import tables
-from memory.change_feed import change_seq
 from memory.commitment_parsing.recurrence_dates import next_occurrence, occurrences_through
+from memory.commitments.change_feed import change_seq
 from memory.commitments.predicates import PredicateRegistry
 from memory.commitments.records import locked_commitment
-from memory.event_log import PendingEvent, append_events
-from memory.scope import scoped
+from memory.events.event_log import PendingEvent, append_events
+from memory.storage import tables
+from memory.storage.tenant_scope import scoped
 from schemas.commitment_spec import CommitmentSpec, PredicateSpec, RecurringSpec
 from schemas.commitments import (
     EvaluatePredicateRequest,
@@ -48,8 +48,8 @@ from schemas.commitments import (
 from schemas.events import CommitmentFired, EventType
 from schemas.memory_ref import MemoryRef
 
-C = tables.commitments
-O = tables.occurrences  # noqa: E741
+COMMITMENTS = tables.commitments
+OCCURRENCES = tables.occurrences
 SPEC: TypeAdapter[CommitmentSpec] = TypeAdapter(CommitmentSpec)
 # The most instants one late firing catches up on (besides its own); the rest carry on
 # in the next firing, which is due at once.
@@ -59,8 +59,10 @@ MAX_CATCH_UP: Final = 1000
 async def _claimed(
     connection: AsyncConnection, ref: MemoryRef, commitment_id: str, occurrence: str
 ) -> Any:
-    query = select(O).where(
-        scoped(O, ref), O.c.commitment_id == commitment_id, O.c.occurrence == occurrence
+    query = select(OCCURRENCES).where(
+        scoped(OCCURRENCES, ref),
+        OCCURRENCES.c.commitment_id == commitment_id,
+        OCCURRENCES.c.occurrence == occurrence,
     )
     return (await connection.execute(query)).first()
 
@@ -132,7 +134,7 @@ async def _claim(
     run_id: str | None,
 ) -> None:
     await connection.execute(
-        insert(O).values(
+        insert(OCCURRENCES).values(
             _ledger_row(
                 row,
                 ref,
@@ -166,8 +168,10 @@ async def _catch_up(
     if not owed:
         return 0, 0, ()
     instants = {instant_occurrence(due): due for due in owed}
-    query = select(O.c.occurrence).where(
-        scoped(O, ref), O.c.commitment_id == row.commitment_id, O.c.occurrence.in_(list(instants))
+    query = select(OCCURRENCES.c.occurrence).where(
+        scoped(OCCURRENCES, ref),
+        OCCURRENCES.c.commitment_id == row.commitment_id,
+        OCCURRENCES.c.occurrence.in_(list(instants)),
     )
     taken = set((await connection.execute(query)).scalars())
     grace = timedelta(seconds=request.grace_seconds)
@@ -193,7 +197,7 @@ async def _catch_up(
         for occ, due in owing
     ]
     if values:
-        await connection.execute(insert(O), values)
+        await connection.execute(insert(OCCURRENCES), values)
     run_ids = tuple(run_id for _, run_id in recorded.values() if run_id is not None)
     return len(fired), len(owing) - len(fired), run_ids
 
@@ -205,16 +209,16 @@ async def _caught_up(connection: AsyncConnection, ref: MemoryRef, recorded: Any)
     if recorded.due_at is None:
         return 0, 0, ()
     query = (
-        select(O.c.outcome, O.c.enqueued_run_id)
+        select(OCCURRENCES.c.outcome, OCCURRENCES.c.enqueued_run_id)
         .where(
-            scoped(O, ref),
-            O.c.commitment_id == recorded.commitment_id,
-            O.c.claimed_at == recorded.claimed_at,
-            O.c.fired_at == recorded.fired_at,
-            O.c.due_at > recorded.due_at,
-            O.c.due_at <= max(recorded.fired_at, recorded.claimed_at),
+            scoped(OCCURRENCES, ref),
+            OCCURRENCES.c.commitment_id == recorded.commitment_id,
+            OCCURRENCES.c.claimed_at == recorded.claimed_at,
+            OCCURRENCES.c.fired_at == recorded.fired_at,
+            OCCURRENCES.c.due_at > recorded.due_at,
+            OCCURRENCES.c.due_at <= max(recorded.fired_at, recorded.claimed_at),
         )
-        .order_by(O.c.due_at)
+        .order_by(OCCURRENCES.c.due_at)
         .limit(MAX_CATCH_UP)
     )
     rows = (await connection.execute(query)).all()
@@ -285,13 +289,13 @@ async def fire_time_occurrence(
     fired = (0 if late else 1) + caught[0]
     missed = (1 if late else 0) + caught[1]
     await connection.execute(
-        update(C)
-        .where(scoped(C, ref), C.c.commitment_id == row.commitment_id)
+        update(COMMITMENTS)
+        .where(scoped(COMMITMENTS, ref), COMMITMENTS.c.commitment_id == row.commitment_id)
         .values(
             state=state,
             next_at=next_at,
-            fire_count=C.c.fire_count + fired,
-            missed_count=C.c.missed_count + missed,
+            fire_count=COMMITMENTS.c.fire_count + fired,
+            missed_count=COMMITMENTS.c.missed_count + missed,
             ended_reason=(
                 None if state == "armed" else ("recurrence-ended" if state == "expired" else None)
             ),
@@ -320,8 +324,8 @@ async def _stop_watching(connection: AsyncConnection, ref: MemoryRef, row: Any) 
     """The watch finishes on this outcome: no notification needs to reach it any more."""
     if row.seen_change_seq is not None:
         await connection.execute(
-            update(C)
-            .where(scoped(C, ref), C.c.commitment_id == row.commitment_id)
+            update(COMMITMENTS)
+            .where(scoped(COMMITMENTS, ref), COMMITMENTS.c.commitment_id == row.commitment_id)
             .values(seen_change_seq=None)
         )
 
@@ -345,7 +349,7 @@ async def evaluate_predicate(
     # Read before the predicate: under READ COMMITTED each statement has its own
     # snapshot, so the predicate sees at least every change counted here. Recorded as
     # what this evaluation has seen, it tells the change listener's sweep which watches
-    # missed a notification (memory/change_feed.py).
+    # missed a notification (memory/commitments/change_feed.py).
     seen = await change_seq(connection, ref)
     holds = await registry.evaluate(connection, ref, spec, request.evaluated_at)
     # Unknown before the first evaluation counts as false: a condition that already
@@ -392,7 +396,7 @@ async def evaluate_predicate(
         values.update(
             predicate_holds=holds,
             transitions=transition,
-            fire_count=C.c.fire_count + (1 if rising else 0),
+            fire_count=COMMITMENTS.c.fire_count + (1 if rising else 0),
             updated_at=now,
         )
     # Never backwards: an evaluation that read an older counter changes nothing here.
@@ -400,7 +404,9 @@ async def evaluate_predicate(
         values["seen_change_seq"] = seen
     if values:
         await connection.execute(
-            update(C).where(scoped(C, ref), C.c.commitment_id == row.commitment_id).values(**values)
+            update(COMMITMENTS)
+            .where(scoped(COMMITMENTS, ref), COMMITMENTS.c.commitment_id == row.commitment_id)
+            .values(**values)
         )
     return PredicateOutcome(
         commitment_id=row.commitment_id,

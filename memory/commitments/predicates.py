@@ -38,9 +38,9 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, Select, any_, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory.rows import E, live
-from memory.scope import scoped
-from memory.sql_arrays import texts
+from memory.entries.rows import ENTRIES, live
+from memory.storage.sql_arrays import texts
+from memory.storage.tenant_scope import scoped
 from schemas.commitment_spec import PredicateSpec
 from schemas.errors import InvalidInput
 from schemas.memory_ref import MemoryRef
@@ -77,8 +77,8 @@ def _exists_live(
     usual state of a watch waiting for "contract-signed") instead of asking the tag
     index. The CTE is still read lazily, so a common tag stops at its first row."""
     matching = (
-        select(E.c.id)
-        .where(scoped(E, ref), live(now), *clauses)
+        select(ENTRIES.c.id)
+        .where(scoped(ENTRIES, ref), live(now), *clauses)
         .cte("matching")
         .prefix_with("MATERIALIZED")
     )
@@ -91,27 +91,31 @@ async def _any_live(context: PredicateContext, *clauses: ColumnElement[bool]) ->
 
 
 async def tag_exists(context: PredicateContext) -> bool:
-    return await _any_live(context, E.c.tags.contains([_arg(context, "tag")]))
+    return await _any_live(context, ENTRIES.c.tags.contains([_arg(context, "tag")]))
 
 
 async def tags_present(
     connection: AsyncConnection, ref: MemoryRef, tags: Sequence[str], now: datetime
 ) -> set[str]:
     """Which of ``tags`` a live entry of ``ref`` carries: ``memory.tag_exists`` for many
-    watches in one query (the change listener's pre-check, memory/change_feed.py)."""
+    watches in one query (the change listener's pre-check, memory/commitments/change_feed.py)."""
     if not tags:
         return set()
     wanted = texts("wanted_tags", sorted(set(tags)))
-    tag = func.unnest(E.c.tags).label("tag")
-    carried = select(tag).where(scoped(E, ref), live(now), E.c.tags.overlap(wanted)).subquery()
+    tag = func.unnest(ENTRIES.c.tags).label("tag")
+    carried = (
+        select(tag)
+        .where(scoped(ENTRIES, ref), live(now), ENTRIES.c.tags.overlap(wanted))
+        .subquery()
+    )
     query = select(carried.c.tag).distinct().where(carried.c.tag == any_(wanted))
     return set((await connection.execute(query)).scalars())
 
 
 def _key_clauses(context: PredicateContext) -> list[ColumnElement[bool]]:
-    clauses: list[ColumnElement[bool]] = [E.c.key == _arg(context, "key")]
+    clauses: list[ColumnElement[bool]] = [ENTRIES.c.key == _arg(context, "key")]
     if context.args.get("namespace"):
-        clauses.append(E.c.namespace == context.args["namespace"])
+        clauses.append(ENTRIES.c.namespace == context.args["namespace"])
     return clauses
 
 
@@ -122,7 +126,7 @@ async def key_exists(context: PredicateContext) -> bool:
 async def key_has_value(context: PredicateContext) -> bool:
     value = _arg(context, "value").strip().lower()
     return await _any_live(
-        context, *_key_clauses(context), func.lower(func.btrim(E.c.content)) == value
+        context, *_key_clauses(context), func.lower(func.btrim(ENTRIES.c.content)) == value
     )
 
 
@@ -164,7 +168,7 @@ class PredicateRegistry:
 
 # The built-ins read nothing but the commitment's own memoryRef, so the change listener
 # may evaluate them itself and skip waking a watch whose truth a write did not change
-# (memory/change_feed.py). A host predicate may read anything: it is never pre-checked.
+# (memory/commitments/change_feed.py). A host predicate may read anything: it is never pre-checked.
 _BUILT_INS: dict[str, Predicate] = {
     TAG_EXISTS: tag_exists,
     "memory.key_exists": key_exists,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from memory.event_log import PendingEvent
+from memory.events.event_log import PendingEvent
 from schemas.commitments import CommitmentReading
 from schemas.events import CommitmentCancelled, CommitmentInferred, EventType
 

@@ -12,13 +12,13 @@ from sqlalchemy import and_, any_, func, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory import tables
 from memory.commitments.readings import cancelled_event, read_span, reading_of, understood
 from memory.commitments.scan import checked_zone, tenant_settings
-from memory.event_log import append_events
-from memory.rows import E
-from memory.scope import scoped
-from memory.sql_arrays import texts
+from memory.entries.rows import ENTRIES
+from memory.events.event_log import append_events
+from memory.storage import tables
+from memory.storage.sql_arrays import texts
+from memory.storage.tenant_scope import scoped
 from schemas.commitments import (
     CommitmentDetail,
     CommitmentRecord,
@@ -31,8 +31,8 @@ from schemas.commitments import (
 )
 from schemas.memory_ref import MemoryRef
 
-C = tables.commitments
-O = tables.occurrences  # noqa: E741
+COMMITMENTS = tables.commitments
+OCCURRENCES = tables.occurrences
 # A commitment that can still fire (or, proposed, be confirmed to).
 LIVE_STATES = frozenset({"armed", "proposed"})
 
@@ -66,9 +66,14 @@ async def list_commitments(
     state: CommitmentState | None = None,
     limit: int = 1000,
 ) -> list[CommitmentRecord]:
-    query = select(C).where(scoped(C, ref)).order_by(C.c.created_at, C.c.commitment_id).limit(limit)
+    query = (
+        select(COMMITMENTS)
+        .where(scoped(COMMITMENTS, ref))
+        .order_by(COMMITMENTS.c.created_at, COMMITMENTS.c.commitment_id)
+        .limit(limit)
+    )
     if state is not None:
-        query = query.where(C.c.state == state)
+        query = query.where(COMMITMENTS.c.state == state)
     return [to_record(row) for row in await connection.execute(query)]
 
 
@@ -77,17 +82,23 @@ async def commitment_detail(
 ) -> CommitmentDetail | None:
     row = (
         await connection.execute(
-            select(C).where(scoped(C, ref), C.c.commitment_id == commitment_id)
+            select(COMMITMENTS).where(
+                scoped(COMMITMENTS, ref), COMMITMENTS.c.commitment_id == commitment_id
+            )
         )
     ).first()
     if row is None:
         return None
     ledger = await connection.execute(
-        select(O).where(scoped(O, ref), O.c.commitment_id == commitment_id).order_by(O.c.claimed_at)
+        select(OCCURRENCES)
+        .where(scoped(OCCURRENCES, ref), OCCURRENCES.c.commitment_id == commitment_id)
+        .order_by(OCCURRENCES.c.claimed_at)
     )
     # The intention as the entry holds it now (SR-1 redacted when it was written).
     intention = (
-        await connection.execute(select(E.c.content).where(scoped(E, ref), E.c.id == row.memory_id))
+        await connection.execute(
+            select(ENTRIES.c.content).where(scoped(ENTRIES, ref), ENTRIES.c.id == row.memory_id)
+        )
     ).scalar()
     record = to_record(row)
     read_text = read_span(intention, record.reading)
@@ -115,7 +126,11 @@ async def commitment_detail(
 async def locked_commitment(connection: AsyncConnection, ref: MemoryRef, commitment_id: str) -> Any:
     """The commitment's row, locked for the rest of the transaction (firing, evaluating,
     confirming and cancelling one commitment run one at a time)."""
-    query = select(C).where(scoped(C, ref), C.c.commitment_id == commitment_id).with_for_update()
+    query = (
+        select(COMMITMENTS)
+        .where(scoped(COMMITMENTS, ref), COMMITMENTS.c.commitment_id == commitment_id)
+        .with_for_update()
+    )
     return (await connection.execute(query)).first()
 
 
@@ -124,10 +139,10 @@ async def _set(
 ) -> Any:
     """Update the commitment and return its row as it is now."""
     query = (
-        update(C)
-        .where(scoped(C, ref), C.c.commitment_id == commitment_id)
+        update(COMMITMENTS)
+        .where(scoped(COMMITMENTS, ref), COMMITMENTS.c.commitment_id == commitment_id)
         .values(**values)
-        .returning(*C.c)
+        .returning(*COMMITMENTS.c)
     )
     return (await connection.execute(query)).first()
 
@@ -192,10 +207,10 @@ class UnarmedCommitment:
 
 def _startable(due_before: datetime | None) -> Any:
     """Armed, not started, and (with ``due_before``) a predicate or due before it."""
-    live = and_(C.c.state == "armed", C.c.armed_at.is_(None))
+    live = and_(COMMITMENTS.c.state == "armed", COMMITMENTS.c.armed_at.is_(None))
     if due_before is None:
         return live
-    return and_(live, or_(C.c.condition != "time", C.c.next_at < due_before))
+    return and_(live, or_(COMMITMENTS.c.condition != "time", COMMITMENTS.c.next_at < due_before))
 
 
 async def unarmed(
@@ -208,17 +223,17 @@ async def unarmed(
     with ``due_before``, only predicates and time commitments due before it."""
     query = (
         select(
-            C.c.commitment_id,
-            C.c.condition,
-            C.c.next_at,
-            C.c.memory_id,
-            C.c.spec,
-            C.c.time_zone,
-            C.c.span_start,
-            C.c.span_end,
+            COMMITMENTS.c.commitment_id,
+            COMMITMENTS.c.condition,
+            COMMITMENTS.c.next_at,
+            COMMITMENTS.c.memory_id,
+            COMMITMENTS.c.spec,
+            COMMITMENTS.c.time_zone,
+            COMMITMENTS.c.span_start,
+            COMMITMENTS.c.span_end,
         )
-        .where(scoped(C, ref), _startable(due_before))
-        .order_by(C.c.commitment_id)
+        .where(scoped(COMMITMENTS, ref), _startable(due_before))
+        .order_by(COMMITMENTS.c.commitment_id)
         .limit(limit)
     )
     rows = (await connection.execute(query)).all()
@@ -237,7 +252,11 @@ async def unarmed(
 
 # Armed time commitments whose workflow arming left for a horizon (served by
 # ix_commitments_deferred_due, migration 0021).
-_DEFERRED = and_(C.c.state == "armed", C.c.armed_at.is_(None), C.c.condition == "time")
+_DEFERRED = and_(
+    COMMITMENTS.c.state == "armed",
+    COMMITMENTS.c.armed_at.is_(None),
+    COMMITMENTS.c.condition == "time",
+)
 
 
 async def deferred(
@@ -246,9 +265,11 @@ async def deferred(
     """How many armed, unstarted time commitments are due at or after ``due_from``
     (arming left them for a horizon workflow), and the earliest of their instants: of
     ``ref``, or of every memoryRef when it is None (the fleet's horizon)."""
-    query = select(func.count(), func.min(C.c.next_at)).where(_DEFERRED, C.c.next_at >= due_from)
+    query = select(func.count(), func.min(COMMITMENTS.c.next_at)).where(
+        _DEFERRED, COMMITMENTS.c.next_at >= due_from
+    )
     if ref is not None:
-        query = query.where(scoped(C, ref))
+        query = query.where(scoped(COMMITMENTS, ref))
     count, earliest = (await connection.execute(query)).one()
     return int(count), earliest
 
@@ -262,14 +283,14 @@ async def refs_to_arm(
     """(tenant, memoryRef) of every memoryRef with a deferred time commitment due before
     ``due_before``, in order after the cursor ``after``."""
     query = (
-        select(C.c.tenant, C.c.memory_ref)
-        .where(_DEFERRED, C.c.next_at < due_before)
-        .group_by(C.c.tenant, C.c.memory_ref)
-        .order_by(C.c.tenant, C.c.memory_ref)
+        select(COMMITMENTS.c.tenant, COMMITMENTS.c.memory_ref)
+        .where(_DEFERRED, COMMITMENTS.c.next_at < due_before)
+        .group_by(COMMITMENTS.c.tenant, COMMITMENTS.c.memory_ref)
+        .order_by(COMMITMENTS.c.tenant, COMMITMENTS.c.memory_ref)
         .limit(limit)
     )
     if after is not None:
-        query = query.where(tuple_(C.c.tenant, C.c.memory_ref) > tuple_(*after))
+        query = query.where(tuple_(COMMITMENTS.c.tenant, COMMITMENTS.c.memory_ref) > tuple_(*after))
     return [(row.tenant, row.memory_ref) for row in (await connection.execute(query)).all()]
 
 
@@ -283,8 +304,8 @@ async def mark_armed(
         return
     ids = sorted(commitment_ids)
     await connection.execute(
-        update(C)
-        .where(scoped(C, ref), C.c.commitment_id == any_(texts("ids", ids)))
+        update(COMMITMENTS)
+        .where(scoped(COMMITMENTS, ref), COMMITMENTS.c.commitment_id == any_(texts("ids", ids)))
         .values(armed_at=now, updated_at=now)
     )
 

@@ -24,7 +24,6 @@ from sqlalchemy import any_, exists, or_, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory import tables
 from memory.commitment_parsing.conventions import ParsingConventions
 from memory.commitment_parsing.inference import Inferred, Unparsable, infer_commitment
 from memory.commitment_parsing.phrasing import INTENTION_TAGS, TRIGGER_SQL_PATTERN
@@ -32,12 +31,13 @@ from memory.commitment_parsing.recurrence_dates import first_occurrence
 from memory.commitment_parsing.time_words import normalize_text
 from memory.commitments.readings import ReadingColumns, inferred_event
 from memory.cpu_work import on_loop
-from memory.event_log import append_events
-from memory.lineage import DISTILLED
-from memory.locks import lock, memory_ref_order
-from memory.rows import E, live
-from memory.scope import scoped, tenant_scoped
-from memory.sql_arrays import texts
+from memory.entries.lineage import DISTILLED
+from memory.entries.rows import ENTRIES, live
+from memory.events.event_log import append_events
+from memory.storage import tables
+from memory.storage.locks import lock, memory_ref_order
+from memory.storage.sql_arrays import texts
+from memory.storage.tenant_scope import scoped, tenant_scoped
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
 from schemas.commitments import (
     InferCommitmentsRequest,
@@ -48,9 +48,9 @@ from schemas.commitments import (
 from schemas.errors import InvalidInput
 from schemas.memory_ref import MemoryRef
 
-C = tables.commitments
-W = tables.commitment_watermarks
-L = tables.lineage
+COMMITMENTS = tables.commitments
+COMMITMENT_WATERMARKS = tables.commitment_watermarks
+LINEAGE = tables.lineage
 WATERMARK_OVERLAP = timedelta(minutes=1)
 # Entries carrying one of phrasing's intention tags, in any case.
 _TAGGED = text(
@@ -114,33 +114,33 @@ async def _candidates(
     # it would make a second commitment (a second firing) of a promise its source,
     # still live, already holds. Derived entries are never a source of commitments.
     distillate = exists().where(
-        L.c.tenant == E.c.tenant,
-        L.c.memory_ref == E.c.memory_ref,
-        L.c.artifact_kind == DISTILLED,
-        L.c.artifact_id == E.c.id,
+        LINEAGE.c.tenant == ENTRIES.c.tenant,
+        LINEAGE.c.memory_ref == ENTRIES.c.memory_ref,
+        LINEAGE.c.artifact_kind == DISTILLED,
+        LINEAGE.c.artifact_id == ENTRIES.c.id,
     )
-    query = select(E.c.id, E.c.content, E.c.tags, E.c.created_at, E.c.updated_at).where(
-        scoped(E, ref), live(now), ~distillate
-    )
+    query = select(
+        ENTRIES.c.id, ENTRIES.c.content, ENTRIES.c.tags, ENTRIES.c.created_at, ENTRIES.c.updated_at
+    ).where(scoped(ENTRIES, ref), live(now), ~distillate)
     if request.memory_ids is not None:
-        query = query.where(E.c.id == any_(texts("ids", request.memory_ids)))
+        query = query.where(ENTRIES.c.id == any_(texts("ids", request.memory_ids)))
     else:
         query = query.where(
             or_(
                 _TAGGED,
-                E.c.content.regexp_match(TRIGGER_SQL_PATTERN, flags="i"),
+                ENTRIES.c.content.regexp_match(TRIGGER_SQL_PATTERN, flags="i"),
             )
         )
         if since is not None:
-            query = query.where(E.c.updated_at > since - WATERMARK_OVERLAP)
-    return (await connection.execute(query.order_by(E.c.updated_at, E.c.id))).all()
+            query = query.where(ENTRIES.c.updated_at > since - WATERMARK_OVERLAP)
+    return (await connection.execute(query.order_by(ENTRIES.c.updated_at, ENTRIES.c.id))).all()
 
 
 async def infer_commitments(
     connection: AsyncConnection, request: InferCommitmentsRequest, now: datetime
 ) -> InferenceResult:
     ref = request.memory_ref
-    # Read and insert under the memoryRef's order (memory/locks.py): a consolidation or
+    # Read and insert under the memoryRef's order (memory/storage/locks.py): a consolidation or
     # forget of the ref runs entirely before (its merged or erased entries are not read)
     # or after (its triggers end the commitments made here).
     await lock(connection, memory_ref_order(ref))
@@ -150,7 +150,11 @@ async def infer_commitments(
     first_state = "proposed" if settings.require_confirmation else "armed"
     conventions = parsing_conventions(settings)
     watermark = (
-        await connection.execute(select(W.c.scanned_through).where(scoped(W, ref)))
+        await connection.execute(
+            select(COMMITMENT_WATERMARKS.c.scanned_through).where(
+                scoped(COMMITMENT_WATERMARKS, ref)
+            )
+        )
     ).scalar()
     rows = await _candidates(connection, ref, request, watermark, now)
     # Parsing is pure CPU, and a first scan of a large memory parses every
@@ -175,12 +179,12 @@ async def infer_commitments(
         per_batch = max(1, MAX_BOUND_PARAMETERS // len(records[0]))
         for start in range(0, len(records), per_batch):
             inserted = await connection.execute(
-                pg_insert(C)
+                pg_insert(COMMITMENTS)
                 .values(records[start : start + per_batch])
                 # Known already: the same commitment id, or a live (armed or proposed)
                 # commitment of the same promise (uq_commitments_live_promise, 0011/0014).
                 .on_conflict_do_nothing()
-                .returning(C.c.commitment_id)
+                .returning(COMMITMENTS.c.commitment_id)
             )
             created += inserted.scalars()
         # Announced in the same transaction: an inference an operator can audit (and
@@ -195,7 +199,7 @@ async def infer_commitments(
     scanned_through = max((row.updated_at for row in rows), default=watermark)
     if request.memory_ids is None and scanned_through is not None:
         await connection.execute(
-            pg_insert(W)
+            pg_insert(COMMITMENT_WATERMARKS)
             .values(
                 memory_ref=str(ref),
                 tenant=ref.tenant,
@@ -203,7 +207,7 @@ async def infer_commitments(
                 updated_at=now,
             )
             .on_conflict_do_update(
-                index_elements=[W.c.memory_ref],
+                index_elements=[COMMITMENT_WATERMARKS.c.memory_ref],
                 set_={"scanned_through": scanned_through, "updated_at": now},
             )
         )

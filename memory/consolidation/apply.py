@@ -26,19 +26,19 @@ from datetime import datetime
 from sqlalchemy import any_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory import tables
 from memory.consolidation.corpus import read_corpus
 from memory.consolidation.planner import Cluster, Plan, PlanEntry, plan_pass
 from memory.cpu_work import on_loop
-from memory.event_log import PendingEvent, append_events
-from memory.field_redaction import redact_tags
-from memory.intent_links import IntentLinks, intent_id_column
-from memory.lineage import MERGED_INTO
-from memory.locks import consolidation_pass, lock, memory_ref_order
-from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.scope import scoped
-from memory.snapshots import get_snapshot_info
-from memory.sql_arrays import texts
+from memory.entries.lineage import MERGED_INTO
+from memory.events.event_log import PendingEvent, append_events
+from memory.keyed_ids.intent_links import IntentLinks, intent_id_column
+from memory.redaction.chokepoint import MemorySecretRegistry, write_redacted
+from memory.redaction.entry_fields import redact_tags
+from memory.snapshots.frozen import get_snapshot_info
+from memory.storage import tables
+from memory.storage.locks import consolidation_pass, lock, memory_ref_order
+from memory.storage.sql_arrays import texts
+from memory.storage.tenant_scope import scoped
 from schemas.consolidation import (
     MAX_EVENT_MERGED_IDS,
     ConsolidateMemoryRequest,
@@ -55,8 +55,8 @@ from schemas.events import (
 from schemas.memory_entry import Tier
 from schemas.memory_ref import MemoryRef
 
-E = tables.entries
-P = tables.consolidation_passes
+ENTRIES = tables.entries
+CONSOLIDATION_PASSES = tables.consolidation_passes
 Progress = Callable[[dict[str, object]], None]
 
 
@@ -79,7 +79,9 @@ async def consolidate(
     await lock(connection, memory_ref_order(ref))
     recorded = (
         await connection.execute(
-            select(P.c.result).where(scoped(P, ref), P.c.run_key == request.run_key)
+            select(CONSOLIDATION_PASSES.c.result).where(
+                scoped(CONSOLIDATION_PASSES, ref), CONSOLIDATION_PASSES.c.run_key == request.run_key
+            )
         )
     ).scalar_one_or_none()
     if recorded is not None:
@@ -154,7 +156,7 @@ async def consolidate(
         consolidated_event_seq=seqs[-1],
     )
     await connection.execute(
-        P.insert().values(
+        CONSOLIDATION_PASSES.insert().values(
             tenant=ref.tenant,
             memory_ref=str(ref),
             pass_id=pass_id,
@@ -206,10 +208,16 @@ async def _apply(
         for row in (
             await connection.execute(
                 select(
-                    *(E.c.id, E.c.version, E.c.invalidated_at, E.c.tags, E.c.content),
-                    intent_id_column(E),
+                    *(
+                        ENTRIES.c.id,
+                        ENTRIES.c.version,
+                        ENTRIES.c.invalidated_at,
+                        ENTRIES.c.tags,
+                        ENTRIES.c.content,
+                    ),
+                    intent_id_column(ENTRIES),
                 )
-                .where(scoped(E, ref), E.c.id == any_(texts("claimed", ids)))
+                .where(scoped(ENTRIES, ref), ENTRIES.c.id == any_(texts("claimed", ids)))
                 .with_for_update()
             )
         ).all()
@@ -303,7 +311,8 @@ def long_term_update(
     intent: str | None = None,
 ) -> PendingEvent:
     """memory.updated of a long-term entry a pass (or its undo) marked, unmarked or
-    strengthened; ``intent`` is its link to an OpenIntent intent (memory/intent_links.py)."""
+    strengthened; ``intent`` is its link to an OpenIntent intent
+    (memory/keyed_ids/intent_links.py)."""
     return PendingEvent(
         EventType.MEMORY_UPDATED,
         MemoryLifecycle(

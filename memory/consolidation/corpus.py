@@ -9,14 +9,14 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory import tables
 from memory.consolidation.planner import PlanEntry, slot_of
-from memory.rows import live
-from memory.scope import scoped
+from memory.entries.rows import live
+from memory.storage import tables
+from memory.storage.tenant_scope import scoped
 from schemas.memory_entry import Tier
 from schemas.memory_ref import MemoryRef
 
-E = tables.entries
+ENTRIES = tables.entries
 # Long-term memory: the semantic tier, where distilled entries live too.
 LONG_TERM_TIERS = (Tier.SEMANTIC.value,)
 
@@ -27,19 +27,19 @@ async def read_corpus(
     rows = (
         await connection.execute(
             select(
-                E.c.id,
-                E.c.version,
-                E.c.content,
-                E.c.updated_at,
-                E.c.pinned,
-                E.c.priority,
-                E.c.namespace,
-                E.c.key,
-                E.c.corroboration,
-                E.c.expires_at,
+                ENTRIES.c.id,
+                ENTRIES.c.version,
+                ENTRIES.c.content,
+                ENTRIES.c.updated_at,
+                ENTRIES.c.pinned,
+                ENTRIES.c.priority,
+                ENTRIES.c.namespace,
+                ENTRIES.c.key,
+                ENTRIES.c.corroboration,
+                ENTRIES.c.expires_at,
             )
-            .where(scoped(E, ref), live(now), E.c.tier.in_(LONG_TERM_TIERS))
-            .order_by(E.c.id)
+            .where(scoped(ENTRIES, ref), live(now), ENTRIES.c.tier.in_(LONG_TERM_TIERS))
+            .order_by(ENTRIES.c.id)
         )
     ).all()
     merged = await _merged_texts(connection, ref, {row.id for row in rows})
@@ -67,9 +67,14 @@ async def _merged_texts(
     another by a later pass hands its own merged texts on)."""
     rows = (
         await connection.execute(
-            select(E.c.id, E.c.superseded_by, E.c.superseded_reason, E.c.content)
-            .where(scoped(E, ref), E.c.superseded_by.is_not(None))
-            .order_by(E.c.id)
+            select(
+                ENTRIES.c.id,
+                ENTRIES.c.superseded_by,
+                ENTRIES.c.superseded_reason,
+                ENTRIES.c.content,
+            )
+            .where(scoped(ENTRIES, ref), ENTRIES.c.superseded_by.is_not(None))
+            .order_by(ENTRIES.c.id)
         )
     ).all()
     # Only through merges: what was merged into a value that a newer value of its slot

@@ -21,15 +21,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory.consolidation.candidates import candidate_pairs, conflict_pairs, signatures
-from memory.consolidation.conflict_guard import ConflictKind, compare, conflict_kinds
-from memory.consolidation.fact_text import FactText, read_fact_text
-from memory.consolidation.paraphrase import (
+from memory.sameness.candidates import candidate_pairs, conflict_pairs, signatures
+from memory.sameness.conflict_guard import ConflictKind, compare, conflict_kinds
+from memory.sameness.fact_text import FactText, read_fact_text
+from memory.sameness.paraphrase import (
     PARAPHRASES_BY_DEFAULT,
     paraphrase_pairs,
     sentence_vectors,
 )
-from memory.consolidation.paraphrase import paraphrases as is_paraphrase
+from memory.sameness.paraphrase import paraphrases as is_paraphrase
 
 # A union joining clusters with more distinct fact signatures than this, pairwise, is
 # refused (a missed merge) rather than checked pair by pair.
@@ -171,7 +171,7 @@ def plan_pass(
     paraphrases: bool = PARAPHRASES_BY_DEFAULT,
 ) -> Plan:
     """``paraphrases``: also merge texts that say the same in other words
-    (memory/consolidation/paraphrase.py); off by default (docs/consolidation.md has its
+    (memory/sameness/paraphrase.py); off by default (docs/consolidation.md has its
     figures on public data)."""
     if len(entries) < 2:
         # Nothing to pair: a first dream's consolidation sees only the entry it just

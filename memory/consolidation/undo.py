@@ -16,23 +16,23 @@ from datetime import datetime
 from sqlalchemy import and_, any_, bindparam, delete, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory import tables
 from memory.consolidation.apply import long_term_update
-from memory.event_log import append_events
-from memory.intent_links import IntentLinks, intent_id_column
-from memory.lineage import MERGED_INTO
-from memory.locks import consolidation_pass, lock, memory_ref_order
-from memory.rows import live
-from memory.scope import scoped
-from memory.sql_arrays import texts
+from memory.entries.lineage import MERGED_INTO
+from memory.entries.rows import live
+from memory.events.event_log import append_events
+from memory.keyed_ids.intent_links import IntentLinks, intent_id_column
+from memory.storage import tables
+from memory.storage.locks import consolidation_pass, lock, memory_ref_order
+from memory.storage.sql_arrays import texts
+from memory.storage.tenant_scope import scoped
 from schemas.consolidation import ConflictRecord, SupersededEntry, UndoReport
 from schemas.errors import ConsolidationRefused, PassNotFound
 from schemas.memory_ref import MemoryRef
 
-E = tables.entries
-P = tables.consolidation_passes
-C = tables.conflicts
-L = tables.lineage
+ENTRIES = tables.entries
+CONSOLIDATION_PASSES = tables.consolidation_passes
+CONFLICTS = tables.conflicts
+LINEAGE = tables.lineage
 
 
 async def undo_pass(
@@ -46,7 +46,9 @@ async def undo_pass(
     await lock(connection, memory_ref_order(ref))
     found = (
         await connection.execute(
-            select(P.c.undone_at).where(scoped(P, ref), P.c.pass_id == pass_id)
+            select(CONSOLIDATION_PASSES.c.undone_at).where(
+                scoped(CONSOLIDATION_PASSES, ref), CONSOLIDATION_PASSES.c.pass_id == pass_id
+            )
         )
     ).first()
     if found is None or found.undone_at is not None:
@@ -54,17 +56,17 @@ async def undo_pass(
     marked = (
         await connection.execute(
             select(
-                E.c.id,
-                E.c.version,
-                E.c.namespace,
-                E.c.key,
-                E.c.superseded_by,
-                E.c.superseded_reason,
-                E.c.corroboration,
-                intent_id_column(E),
+                ENTRIES.c.id,
+                ENTRIES.c.version,
+                ENTRIES.c.namespace,
+                ENTRIES.c.key,
+                ENTRIES.c.superseded_by,
+                ENTRIES.c.superseded_reason,
+                ENTRIES.c.corroboration,
+                intent_id_column(ENTRIES),
             )
-            .where(scoped(E, ref), E.c.consolidation_pass == pass_id)
-            .order_by(E.c.id)
+            .where(scoped(ENTRIES, ref), ENTRIES.c.consolidation_pass == pass_id)
+            .order_by(ENTRIES.c.id)
             .with_for_update()
         )
     ).all()
@@ -91,8 +93,8 @@ async def undo_pass(
     restored = [row.id for row in marked]
     if restored:
         await connection.execute(
-            update(E)
-            .where(scoped(E, ref), E.c.consolidation_pass == pass_id)
+            update(ENTRIES)
+            .where(scoped(ENTRIES, ref), ENTRIES.c.consolidation_pass == pass_id)
             .values(
                 superseded_by=None,
                 superseded_reason=None,
@@ -101,10 +103,10 @@ async def undo_pass(
             )
         )
         await connection.execute(
-            delete(L).where(
-                scoped(L, ref),
-                L.c.artifact_kind == MERGED_INTO,
-                L.c.source_id == any_(texts("restored", restored)),
+            delete(LINEAGE).where(
+                scoped(LINEAGE, ref),
+                LINEAGE.c.artifact_kind == MERGED_INTO,
+                LINEAGE.c.source_id == any_(texts("restored", restored)),
             )
         )
     returned: Counter[str] = Counter()
@@ -113,11 +115,11 @@ async def undo_pass(
             returned[row.superseded_by] += row.corroboration
     if returned:
         await connection.execute(
-            update(E)
-            .where(scoped(E, ref), E.c.id == bindparam("b_id"))
+            update(ENTRIES)
+            .where(scoped(ENTRIES, ref), ENTRIES.c.id == bindparam("b_id"))
             .values(
-                corroboration=E.c.corroboration - bindparam("b_returned"),
-                version=E.c.version + 1,
+                corroboration=ENTRIES.c.corroboration - bindparam("b_returned"),
+                version=ENTRIES.c.version + 1,
                 updated_at=now,
             ),
             [{"b_id": i, "b_returned": n} for i, n in sorted(returned.items())],
@@ -135,7 +137,9 @@ async def undo_pass(
     if pending:
         await append_events(connection, ref, pending, now)
     await connection.execute(
-        update(P).where(scoped(P, ref), P.c.pass_id == pass_id).values(undone_at=now)
+        update(CONSOLIDATION_PASSES)
+        .where(scoped(CONSOLIDATION_PASSES, ref), CONSOLIDATION_PASSES.c.pass_id == pass_id)
+        .values(undone_at=now)
     )
     return UndoReport(
         memory_ref=str(ref),
@@ -150,20 +154,20 @@ async def superseded_entries(
 ) -> list[SupersededEntry]:
     query = (
         select(
-            E.c.id,
-            E.c.superseded_by,
-            E.c.superseded_reason,
-            E.c.consolidation_pass,
-            E.c.invalidated_at,
-            E.c.namespace,
-            E.c.key,
+            ENTRIES.c.id,
+            ENTRIES.c.superseded_by,
+            ENTRIES.c.superseded_reason,
+            ENTRIES.c.consolidation_pass,
+            ENTRIES.c.invalidated_at,
+            ENTRIES.c.namespace,
+            ENTRIES.c.key,
         )
-        .where(scoped(E, ref), E.c.superseded_by.is_not(None))
-        .order_by(E.c.invalidated_at, E.c.id)
+        .where(scoped(ENTRIES, ref), ENTRIES.c.superseded_by.is_not(None))
+        .order_by(ENTRIES.c.invalidated_at, ENTRIES.c.id)
         .limit(limit)
     )
     if pass_id is not None:
-        query = query.where(E.c.consolidation_pass == pass_id)
+        query = query.where(ENTRIES.c.consolidation_pass == pass_id)
     rows = (await connection.execute(query)).all()
     return [
         SupersededEntry(
@@ -183,21 +187,32 @@ async def open_conflicts(
     connection: AsyncConnection, ref: MemoryRef, now: datetime, limit: int
 ) -> list[ConflictRecord]:
     """Recorded conflicts whose two entries are both still live."""
-    first, second = E.alias("first"), E.alias("second")
+    first, second = ENTRIES.alias("first"), ENTRIES.alias("second")
     rows = (
         await connection.execute(
-            select(C.c.first_id, C.c.second_id, C.c.kinds, C.c.pass_id, C.c.detected_at)
+            select(
+                CONFLICTS.c.first_id,
+                CONFLICTS.c.second_id,
+                CONFLICTS.c.kinds,
+                CONFLICTS.c.pass_id,
+                CONFLICTS.c.detected_at,
+            )
             .join(
                 first,
-                and_(first.c.memory_ref == C.c.memory_ref, first.c.id == C.c.first_id),
+                and_(
+                    first.c.memory_ref == CONFLICTS.c.memory_ref, first.c.id == CONFLICTS.c.first_id
+                ),
             )
             .join(
                 second,
-                and_(second.c.memory_ref == C.c.memory_ref, second.c.id == C.c.second_id),
+                and_(
+                    second.c.memory_ref == CONFLICTS.c.memory_ref,
+                    second.c.id == CONFLICTS.c.second_id,
+                ),
             )
-            .where(scoped(C, ref))
+            .where(scoped(CONFLICTS, ref))
             .where(live(now, first), live(now, second))
-            .order_by(C.c.detected_at, C.c.first_id, C.c.second_id)
+            .order_by(CONFLICTS.c.detected_at, CONFLICTS.c.first_id, CONFLICTS.c.second_id)
             .limit(limit)
         )
     ).all()

@@ -19,12 +19,12 @@ from typing import Any
 from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
-from memory.scope import all_tenants, tenant_scoped
-from memory.transactions import utc_now
+from memory.storage import tables
+from memory.storage.database import utc_now
+from memory.storage.tenant_scope import all_tenants, tenant_scoped
 
-R = tables.fixture_runs
-V = tables.fixture_run_events
+FIXTURE_RUNS = tables.fixture_runs
+FIXTURE_RUN_EVENTS = tables.fixture_run_events
 
 
 RUN_ID = re.compile(r"run-[0-9a-f]{32}")
@@ -90,7 +90,7 @@ class FixtureRuns:
         now = self.now()
         async with self.engine.begin() as connection:
             await connection.execute(
-                insert(R).values(
+                insert(FIXTURE_RUNS).values(
                     run_id=run_id,
                     tenant=tenant,
                     fixture=fixture,
@@ -110,7 +110,9 @@ class FixtureRuns:
         async with self.engine.connect() as connection:
             row = (
                 await connection.execute(
-                    select(R).where(tenant_scoped(R, tenant), R.c.run_id == run_id)
+                    select(FIXTURE_RUNS).where(
+                        tenant_scoped(FIXTURE_RUNS, tenant), FIXTURE_RUNS.c.run_id == run_id
+                    )
                 )
             ).first()
         if row is None:
@@ -128,17 +130,22 @@ class FixtureRuns:
     ) -> list[RunRecord]:
         """The tenant's runs, newest first, after the keyset position ``after``
         (created_at, run_id) of the previous page's last run."""
-        query = select(R).where(tenant_scoped(R, tenant))
+        query = select(FIXTURE_RUNS).where(tenant_scoped(FIXTURE_RUNS, tenant))
         if fixture is not None:
-            query = query.where(R.c.fixture == fixture)
+            query = query.where(FIXTURE_RUNS.c.fixture == fixture)
         if status is not None:
-            query = query.where(R.c.status == status)
+            query = query.where(FIXTURE_RUNS.c.status == status)
         if after is not None:
             at, run_id = after
             query = query.where(
-                or_(R.c.created_at < at, and_(R.c.created_at == at, R.c.run_id < run_id))
+                or_(
+                    FIXTURE_RUNS.c.created_at < at,
+                    and_(FIXTURE_RUNS.c.created_at == at, FIXTURE_RUNS.c.run_id < run_id),
+                )
             )
-        query = query.order_by(R.c.created_at.desc(), R.c.run_id.desc()).limit(limit)
+        query = query.order_by(
+            FIXTURE_RUNS.c.created_at.desc(), FIXTURE_RUNS.c.run_id.desc()
+        ).limit(limit)
         async with self.engine.connect() as connection:
             return [_record(row) for row in (await connection.execute(query)).all()]
 
@@ -153,8 +160,12 @@ class FixtureRuns:
         now = self.now()
         async with self.engine.begin() as connection:
             done = await connection.execute(
-                update(R)
-                .where(tenant_scoped(R, tenant), R.c.run_id == run_id, R.c.status == "running")
+                update(FIXTURE_RUNS)
+                .where(
+                    tenant_scoped(FIXTURE_RUNS, tenant),
+                    FIXTURE_RUNS.c.run_id == run_id,
+                    FIXTURE_RUNS.c.status == "running",
+                )
                 .values(status="cancelled", updated_at=now)
             )
             if done.rowcount == 1:
@@ -163,7 +174,9 @@ class FixtureRuns:
                 return True
             exists = (
                 await connection.execute(
-                    select(R.c.run_id).where(tenant_scoped(R, tenant), R.c.run_id == run_id)
+                    select(FIXTURE_RUNS.c.run_id).where(
+                        tenant_scoped(FIXTURE_RUNS, tenant), FIXTURE_RUNS.c.run_id == run_id
+                    )
                 )
             ).first()
         return False if exists is not None else None
@@ -178,16 +191,21 @@ class FixtureRuns:
         async with self.engine.connect() as connection:
             owned = (
                 await connection.execute(
-                    select(R.c.run_id).where(tenant_scoped(R, tenant), R.c.run_id == run_id)
+                    select(FIXTURE_RUNS.c.run_id).where(
+                        tenant_scoped(FIXTURE_RUNS, tenant), FIXTURE_RUNS.c.run_id == run_id
+                    )
                 )
             ).first()
             if owned is None:
                 return None
             rows = (
                 await connection.execute(
-                    select(V)
-                    .where(V.c.run_id == run_id, V.c.seq > after_sequence)
-                    .order_by(V.c.seq)
+                    select(FIXTURE_RUN_EVENTS)
+                    .where(
+                        FIXTURE_RUN_EVENTS.c.run_id == run_id,
+                        FIXTURE_RUN_EVENTS.c.seq > after_sequence,
+                    )
+                    .order_by(FIXTURE_RUN_EVENTS.c.seq)
                 )
             ).all()
         return [LoggedEvent(row.seq, row.type, dict(row.payload), row.occurred_at) for row in rows]
@@ -196,8 +214,8 @@ class FixtureRuns:
         """For the worker, which runs a run by its id alone (the id is random and only
         the API that created it hands it on): the one look-up across tenants."""
         query = (
-            select(R.c.tenant)
-            .where(R.c.run_id == run_id)
+            select(FIXTURE_RUNS.c.tenant)
+            .where(FIXTURE_RUNS.c.run_id == run_id)
             .execution_options(**all_tenants("a fixture run's tenant by its id, for the worker"))
         )
         async with self.engine.connect() as connection:
@@ -209,8 +227,12 @@ class FixtureRuns:
         now = self.now()
         async with self.engine.begin() as connection:
             done = await connection.execute(
-                update(R)
-                .where(tenant_scoped(R, tenant), R.c.run_id == run_id, R.c.status == "running")
+                update(FIXTURE_RUNS)
+                .where(
+                    tenant_scoped(FIXTURE_RUNS, tenant),
+                    FIXTURE_RUNS.c.run_id == run_id,
+                    FIXTURE_RUNS.c.status == "running",
+                )
                 .values(
                     status=outcome.status,
                     variables=outcome.variables,
@@ -230,11 +252,13 @@ async def _append(connection: Any, run_id: str, events: Sequence[RunEvent], now:
     if not events:
         return
     last = (
-        await connection.execute(select(func.max(V.c.seq)).where(V.c.run_id == run_id))
+        await connection.execute(
+            select(func.max(FIXTURE_RUN_EVENTS.c.seq)).where(FIXTURE_RUN_EVENTS.c.run_id == run_id)
+        )
     ).scalar_one_or_none()
     start = -1 if last is None else int(last)
     await connection.execute(
-        insert(V),
+        insert(FIXTURE_RUN_EVENTS),
         [
             {
                 "run_id": run_id,

@@ -10,7 +10,7 @@ from alembic import context
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from memory.tables import metadata
+from memory.storage.tables import metadata
 
 config = context.config
 
@@ -33,6 +33,6 @@ connection = config.attributes.get("connection")
 if connection is not None:
     _run(connection)
 else:
-    from memory.database import database_url_from_env
+    from memory.storage.engines import database_url_from_env
 
     asyncio.run(_run_from_url(database_url_from_env()))

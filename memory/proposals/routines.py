@@ -11,7 +11,7 @@ one-time commitment from it (a "remind me Monday at 9" said on Friday is a Monda
 request), else when it was written.
 
 "The same" request is consolidation's restatement rule (the one the dream uses to spend
-its budget on a fact once, memory/consolidation/restatements.py), applied to the request
+its budget on a fact once, memory/sameness/restatements.py), applied to the request
 without its courtesy ("could you ...?", "please", "thanks") and with single spaces:
 close vectors of the offline static model, then the conflict guard and the lexical
 verifier, then the paraphrase rule. The guard is what keeps "send Dana the report" and
@@ -40,8 +40,8 @@ from typing import Literal
 from zoneinfo import ZoneInfo
 
 from memory.commitment_parsing.phrasing import is_tagged_intention, locate_intention
-from memory.consolidation.fact_text import read_fact_text
-from memory.consolidation.restatements import Restatements
+from memory.sameness.fact_text import read_fact_text
+from memory.sameness.restatements import Restatements
 
 MIN_OCCURRENCES = 3
 MIN_DAILY = 5

@@ -21,21 +21,21 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.sql import ColumnElement
 from sqlalchemy.sql.dml import Insert
 
-from memory import tables
 from memory.commitment_parsing.phrasing import TRIGGER_SQL_PATTERN
-from memory.distillation_queue import TRANSACTIONAL_TIERS
+from memory.distillation.queue import TRANSACTIONAL_TIERS
+from memory.entries.rows import live
 from memory.proposals.routines import REQUEST_TAGS, Sighting
-from memory.rows import live
-from memory.scope import scoped, tenant_scoped
-from memory.sql_arrays import texts
-from memory.transactions import Database
+from memory.storage import tables
+from memory.storage.database import Database
+from memory.storage.sql_arrays import texts
+from memory.storage.tenant_scope import scoped, tenant_scoped
 from schemas.memory_ref import MemoryRef
 
-E = tables.entries
-C = tables.commitments
-P = tables.proposals
-S = tables.tenant_settings
-W = tables.proposal_watermarks
+ENTRIES = tables.entries
+COMMITMENTS = tables.commitments
+PROPOSALS = tables.proposals
+TENANT_SETTINGS = tables.tenant_settings
+PROPOSAL_WATERMARKS = tables.proposal_watermarks
 # The newest requests a synthesis reads: a routine shows in weeks, not in years.
 MAX_SIGHTINGS = 2_000
 _SIGHTING_TAGS = sorted({*REQUEST_TAGS, "commitment", "intention"})
@@ -50,13 +50,13 @@ class Read:
 
 def _requests(ref: MemoryRef, now: datetime) -> list[ColumnElement[bool]]:
     return [
-        scoped(E, ref),
+        scoped(ENTRIES, ref),
         live(now),
         # What was said in sessions; the dream's own distillates restate it.
-        E.c.tier.in_([tier.value for tier in TRANSACTIONAL_TIERS]),
+        ENTRIES.c.tier.in_([tier.value for tier in TRANSACTIONAL_TIERS]),
         or_(
-            E.c.content.op("~*")(TRIGGER_SQL_PATTERN),
-            E.c.tags.overlap(texts("sighting_tags", _SIGHTING_TAGS)),
+            ENTRIES.c.content.op("~*")(TRIGGER_SQL_PATTERN),
+            ENTRIES.c.tags.overlap(texts("sighting_tags", _SIGHTING_TAGS)),
         ),
     ]
 
@@ -65,12 +65,16 @@ async def unchanged_since_last(db: Database, ref: MemoryRef, run_id: str) -> lis
     """None when the memoryRef must be read (never synthesized, or a request arrived
     since); else the proposals ``run_id`` recorded already (a retried attempt reports
     them as its first did). One statement, over the new entries only."""
-    seen = select(W.c.seen_through).where(scoped(W, ref)).scalar_subquery()
-    fresh = exists().where(*_requests(ref, db.now()), E.c.created_at > seen)
+    seen = (
+        select(PROPOSAL_WATERMARKS.c.seen_through)
+        .where(scoped(PROPOSAL_WATERMARKS, ref))
+        .scalar_subquery()
+    )
+    fresh = exists().where(*_requests(ref, db.now()), ENTRIES.c.created_at > seen)
     recorded = func.array(
-        select(P.c.proposal_id)
-        .where(scoped(P, ref), P.c.source_run_ids.contains([run_id]))
-        .order_by(P.c.proposal_id)
+        select(PROPOSALS.c.proposal_id)
+        .where(scoped(PROPOSALS, ref), PROPOSALS.c.source_run_ids.contains([run_id]))
+        .order_by(PROPOSALS.c.proposal_id)
         .scalar_subquery()
     )
     statement = select(seen.label("seen"), fresh.label("fresh"), recorded.label("recorded"))
@@ -85,31 +89,37 @@ async def read_sightings(db: Database, ref: MemoryRef) -> Read:
     """The newest requests (at most MAX_SIGHTINGS), the tenant's zone and the newest
     entry's instant, in one statement."""
     due = (
-        select(C.c.spec["at"].astext)
+        select(COMMITMENTS.c.spec["at"].astext)
         .where(
-            scoped(C, ref),
-            C.c.memory_id == E.c.id,
-            C.c.condition == "time",
-            C.c.spec["kind"].astext == "once",
+            scoped(COMMITMENTS, ref),
+            COMMITMENTS.c.memory_id == ENTRIES.c.id,
+            COMMITMENTS.c.condition == "time",
+            COMMITMENTS.c.spec["kind"].astext == "once",
         )
-        .order_by(C.c.created_at)
+        .order_by(COMMITMENTS.c.created_at)
         .limit(1)
         .scalar_subquery()
     )
-    zone = select(S.c.time_zone).where(tenant_scoped(S, ref.tenant)).scalar_subquery()
-    newest_entry = select(func.max(E.c.created_at)).where(scoped(E, ref)).scalar_subquery()
+    zone = (
+        select(TENANT_SETTINGS.c.time_zone)
+        .where(tenant_scoped(TENANT_SETTINGS, ref.tenant))
+        .scalar_subquery()
+    )
+    newest_entry = (
+        select(func.max(ENTRIES.c.created_at)).where(scoped(ENTRIES, ref)).scalar_subquery()
+    )
     statement = (
         select(
-            E.c.id,
-            E.c.content,
-            E.c.tags,
-            E.c.created_at,
+            ENTRIES.c.id,
+            ENTRIES.c.content,
+            ENTRIES.c.tags,
+            ENTRIES.c.created_at,
             due.label("due_at"),
             zone.label("zone"),
             newest_entry.label("newest"),
         )
         .where(*_requests(ref, db.now()))
-        .order_by(E.c.created_at.desc(), E.c.id.desc())
+        .order_by(ENTRIES.c.created_at.desc(), ENTRIES.c.id.desc())
         .limit(MAX_SIGHTINGS)
     )
     async with db.reading() as connection:
@@ -133,11 +143,12 @@ async def read_sightings(db: Database, ref: MemoryRef) -> Read:
 
 def advance_watermark(ref: MemoryRef, seen_through: datetime) -> Insert:
     """Record how far this synthesis read (in its writing transaction)."""
-    statement = pg_insert(W).values(
+    statement = pg_insert(PROPOSAL_WATERMARKS).values(
         tenant=ref.tenant, memory_ref=str(ref), seen_through=seen_through
     )
     return statement.on_conflict_do_update(
-        index_elements=[W.c.memory_ref], set_={"seen_through": statement.excluded.seen_through}
+        index_elements=[PROPOSAL_WATERMARKS.c.memory_ref],
+        set_={"seen_through": statement.excluded.seen_through},
     )
 
 

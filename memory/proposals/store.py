@@ -26,15 +26,15 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory import tables
-from memory.event_log import PendingEvent, append_events
+from memory.events.event_log import PendingEvent, append_events
 from memory.proposals.routines import MIN_OCCURRENCES, find_routines
 from memory.proposals.sightings import advance_watermark, read_sightings, unchanged_since_last
 from memory.proposals.synthesis import KnownRoutine, NewProposal, demo_draft, proposals_for
-from memory.redaction import MemorySecretRegistry, write_redacted
-from memory.scope import scoped, tenant_scoped
-from memory.sql_arrays import texts
-from memory.transactions import Database
+from memory.redaction.chokepoint import MemorySecretRegistry, write_redacted
+from memory.storage import tables
+from memory.storage.database import Database
+from memory.storage.sql_arrays import texts
+from memory.storage.tenant_scope import scoped, tenant_scoped
 from schemas.errors import InvalidInput, InvalidTransition, ProposalNotFound
 from schemas.events import EventType
 from schemas.memory_ref import MemoryRef, parse_memory_ref, parse_segment
@@ -54,7 +54,7 @@ from schemas.proposals import (
     artifact_sha256,
 )
 
-P = tables.proposals
+PROPOSALS = tables.proposals
 
 
 def checked_artifact(kind: ProposalKind, artifact: dict[str, Any], tenant: str) -> dict[str, Any]:
@@ -136,9 +136,17 @@ class ProposalStore:
         """Proposals of ``ref`` sharing an entry with one of ``routines``, oldest first."""
         ids = sorted({entry_id for routine in routines for entry_id in routine.entry_ids})
         rows = await connection.execute(
-            select(P.c.proposal_id, P.c.source_entry_ids, P.c.schedule_key, P.c.source_run_ids)
-            .where(scoped(P, ref), P.c.source_entry_ids.overlap(texts("routine_ids", ids)))
-            .order_by(P.c.created_at, P.c.proposal_id)
+            select(
+                PROPOSALS.c.proposal_id,
+                PROPOSALS.c.source_entry_ids,
+                PROPOSALS.c.schedule_key,
+                PROPOSALS.c.source_run_ids,
+            )
+            .where(
+                scoped(PROPOSALS, ref),
+                PROPOSALS.c.source_entry_ids.overlap(texts("routine_ids", ids)),
+            )
+            .order_by(PROPOSALS.c.created_at, PROPOSALS.c.proposal_id)
         )
         return [
             KnownRoutine(
@@ -153,7 +161,7 @@ class ProposalStore:
     async def _insert(self, connection: AsyncConnection, proposal: NewProposal) -> bool:
         now = self.db.now()
         result = await connection.execute(
-            pg_insert(P)
+            pg_insert(PROPOSALS)
             .values(
                 tenant=proposal.owner_tenant,
                 proposal_id=proposal.proposal_id,
@@ -173,7 +181,7 @@ class ProposalStore:
                 created_at=now,
                 updated_at=now,
             )
-            .on_conflict_do_nothing(index_elements=[P.c.tenant, P.c.proposal_id])
+            .on_conflict_do_nothing(index_elements=[PROPOSALS.c.tenant, PROPOSALS.c.proposal_id])
         )
         return result.rowcount == 1
 
@@ -194,14 +202,14 @@ class ProposalStore:
         memory_ref: MemoryRef | None = None,
         limit: int = 1000,
     ) -> builtins.list[Proposal]:
-        query = select(P).where(tenant_scoped(P, parse_segment(tenant, "tenant")))
+        query = select(PROPOSALS).where(tenant_scoped(PROPOSALS, parse_segment(tenant, "tenant")))
         if memory_ref is not None:
-            query = query.where(scoped(P, memory_ref))
+            query = query.where(scoped(PROPOSALS, memory_ref))
         if state is not None:
-            query = query.where(P.c.state == state)
+            query = query.where(PROPOSALS.c.state == state)
         if kind is not None:
-            query = query.where(P.c.kind == kind)
-        query = query.order_by(P.c.created_at, P.c.proposal_id).limit(limit)
+            query = query.where(PROPOSALS.c.kind == kind)
+        query = query.order_by(PROPOSALS.c.created_at, PROPOSALS.c.proposal_id).limit(limit)
         async with self.db.reading() as connection:
             rows = (await connection.execute(query)).mappings().all()
         return [_proposal(row) for row in rows]
@@ -214,8 +222,9 @@ class ProposalStore:
     async def _row(
         self, connection: AsyncConnection, tenant: str, proposal_id: str, *, lock: bool = False
     ) -> Any:
-        query = select(P).where(
-            tenant_scoped(P, parse_segment(tenant, "tenant")), P.c.proposal_id == proposal_id
+        query = select(PROPOSALS).where(
+            tenant_scoped(PROPOSALS, parse_segment(tenant, "tenant")),
+            PROPOSALS.c.proposal_id == proposal_id,
         )
         if lock:
             query = query.with_for_update()
@@ -233,7 +242,7 @@ class ProposalStore:
             row = await self._row(connection, tenant, proposal_id, lock=True)
             if row.state not in OPEN_STATES:
                 raise InvalidTransition(proposal_id, row.state, "revised")
-            changes: dict[str, Any] = {"state": "revised", "version": P.c.version + 1}
+            changes: dict[str, Any] = {"state": "revised", "version": PROPOSALS.c.version + 1}
             changes["updated_at"] = self.db.now()
             if revision.title is not None:
                 changes["title"] = revision.title
@@ -244,7 +253,10 @@ class ProposalStore:
                 changes["artifact"] = artifact
                 changes["artifact_sha256"] = artifact_sha256(artifact)
             updated = await connection.execute(
-                update(P).where(_key(tenant, proposal_id)).values(**changes).returning(P)
+                update(PROPOSALS)
+                .where(_key(tenant, proposal_id))
+                .values(**changes)
+                .returning(PROPOSALS)
             )
             return _proposal(updated.mappings().one())
 
@@ -258,10 +270,14 @@ class ProposalStore:
             if row.state not in request.expected:
                 raise InvalidTransition(request.proposal_id, row.state, request.to_state)
             updated = await connection.execute(
-                update(P)
+                update(PROPOSALS)
                 .where(_key(request.tenant, request.proposal_id))
-                .values(state=request.to_state, version=P.c.version + 1, updated_at=self.db.now())
-                .returning(P)
+                .values(
+                    state=request.to_state,
+                    version=PROPOSALS.c.version + 1,
+                    updated_at=self.db.now(),
+                )
+                .returning(PROPOSALS)
             )
             return _proposal(updated.mappings().one())
 
@@ -269,8 +285,8 @@ class ProposalStore:
         """A rejection's reason, written after the rejection (it stays out of Temporal)."""
         async with self.db.writing() as connection:
             await connection.execute(
-                update(P)
-                .where(_key(tenant, proposal_id), P.c.state == "rejected")
+                update(PROPOSALS)
+                .where(_key(tenant, proposal_id), PROPOSALS.c.state == "rejected")
                 .values(reason=reason)
             )
 
@@ -304,15 +320,15 @@ class ProposalStore:
                 activated_at=now,
             )
             updated = await connection.execute(
-                update(P)
+                update(PROPOSALS)
                 .where(_key(request.tenant, request.proposal_id))
                 .values(
                     state="applied",
                     activation=activation.to_wire(),
-                    version=P.c.version + 1,
+                    version=PROPOSALS.c.version + 1,
                     updated_at=now,
                 )
-                .returning(P)
+                .returning(PROPOSALS)
             )
             proposal = _proposal(updated.mappings().one())
             event = ProposalActivated(
@@ -329,7 +345,7 @@ class ProposalStore:
 
 
 def _key(tenant: str, proposal_id: str) -> Any:
-    return (tenant_scoped(P, tenant)) & (P.c.proposal_id == proposal_id)
+    return (tenant_scoped(PROPOSALS, tenant)) & (PROPOSALS.c.proposal_id == proposal_id)
 
 
 def _created_event(proposal: NewProposal) -> PendingEvent:

@@ -13,7 +13,7 @@ import uuid
 import pytest
 from sqlalchemy import select
 
-from memory import tables
+from memory.storage import tables
 from tests.support.factories import SECRET_CANARIES
 
 pytestmark = pytest.mark.slow
@@ -22,13 +22,19 @@ ALLOWED = {200, 201, 404, 422, 428}
 
 
 async def _a_rows(engine, tenant: str) -> str:
-    E = tables.entries
+    ENTRIES = tables.entries
     async with engine.connect() as connection:
         rows = (
             await connection.execute(
-                select(E.c.memory_ref, E.c.id, E.c.version, E.c.content_sha256, E.c.tags)
-                .where(E.c.tenant == tenant)
-                .order_by(E.c.memory_ref, E.c.id)
+                select(
+                    ENTRIES.c.memory_ref,
+                    ENTRIES.c.id,
+                    ENTRIES.c.version,
+                    ENTRIES.c.content_sha256,
+                    ENTRIES.c.tags,
+                )
+                .where(ENTRIES.c.tenant == tenant)
+                .order_by(ENTRIES.c.memory_ref, ENTRIES.c.id)
             )
         ).all()
     return hashlib.sha256(repr(rows).encode()).hexdigest() + f"/{len(rows)}"

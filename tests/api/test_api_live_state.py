@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from api.app import create_app
-from memory.api_keys import ApiKeyStore
-from memory.database import create_engine
+from memory.storage.engines import create_engine
 from memory.store import PostgresMemoryStore
+from memory.tenants.api_keys import ApiKeyStore
 from tests.support.http_app import api_services, serving
 from tests.support.tcp_proxy import CuttableProxy
 

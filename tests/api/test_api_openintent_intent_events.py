@@ -3,7 +3,7 @@ OpenIntent SDK (PyPI openintent 0.17) reads an intent's events:
 ``OpenIntentClient.get_events`` -> ``GET /api/v1/intents/{intent_id}/events``.
 
 Events link to an intent through a keyed digest of (tenant, intent id), never the id's
-text (memory/intent_links.py); the route answers a bare list, oldest first, and an
+text (memory/keyed_ids/intent_links.py); the route answers a bare list, oldest first, and an
 intent of another tenant or with no events as an empty list, like the SDK's reference
 server (docs/http-api.md, OpenIntent events)."""
 

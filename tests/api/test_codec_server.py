@@ -25,9 +25,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from api.app import create_app
 from api.services import ApiServices
-from memory.api_keys import ApiKeyStore
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
+from memory.tenants.api_keys import ApiKeyStore
 from runtime.binaries import temporal_cli
 from runtime.converter import data_converter_for
 from runtime.payload_codec import ENCODING, KEY_ID

@@ -20,9 +20,9 @@ from api.app import create_app
 from api.fast_reads import FastEntryReads
 from api.openintent_models import canonical_value
 from api.services import ApiServices
-from memory.api_keys import ApiKeyStore
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
+from memory.tenants.api_keys import ApiKeyStore
 from runtime.settings import Settings
 from schemas.memory_entry import NewMemoryEntry, Priority, Tier
 from tests.support.factories import WRITTEN_TEXTS

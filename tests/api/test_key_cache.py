@@ -11,7 +11,7 @@ import asyncio
 import pytest
 
 from api.auth import _KeyCache
-from memory.api_keys import KeyIdentity
+from memory.tenants.api_keys import KeyIdentity
 
 TENANT_A = KeyIdentity("tenant-a", "k", frozenset({"proposals:apply"}))
 

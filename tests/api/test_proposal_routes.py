@@ -20,9 +20,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.automation_schedules import installed_checksum
 from api.app import create_app
-from memory.api_keys import ApiKeyStore
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
+from memory.tenants.api_keys import ApiKeyStore
 from runtime.workflow_ids import PLAIN
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import unique_ref

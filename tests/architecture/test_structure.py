@@ -33,7 +33,7 @@ FACADE_NAMES = {
     "snapshots",
     "event_log",
     "distillations",
-    "dream_work",
+    "fleet_selection",
     "consolidations",
     "commitments",
     "proposals",
@@ -160,7 +160,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_product_code_has_no_import_cycle() -> None:
     graph = import_graph()
-    assert "memory.store" in graph and "memory.repositories.entries" in graph
+    assert "memory.store" in graph and "memory.entries.writes" in graph
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
 
 

@@ -37,8 +37,8 @@ from benchmarks.routine_bench import (
 )
 from benchmarks.semantic_accuracy_bench import PARAPHRASE, token_set_scores
 from benchmarks.similarity_corpora.corpora import Names, parse_misspellings, parse_sts
-from memory.consolidation.fact_text import normal_form
 from memory.proposals.routines import Sighting, find_routines, request_core
+from memory.sameness.fact_text import normal_form
 
 ROWS = (
     ("0001", "4.800", "A man is playing a flute in the garden.", "A man plays the flute outside."),

@@ -594,7 +594,7 @@ def test_connection_figures_match_the_engine():
     the change listener's own connection in a worker."""
     import inspect
 
-    from memory.database import create_engine
+    from memory.storage.engines import create_engine
 
     pool_size = inspect.signature(create_engine).parameters["pool_size"].default
     source = inspect.getsource(create_engine)

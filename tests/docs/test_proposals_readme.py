@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from memoryctl.demo_data import TENANTS, seed_weekly_routine
 from runtime.binaries import temporal_cli
 from runtime.settings import Settings

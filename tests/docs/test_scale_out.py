@@ -17,8 +17,8 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from memory.embeddings.choice import EMBEDDING_ENV_VARS
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime import settings
 from runtime.binaries import temporal_cli
 from tests.support.docs_blocks import ROOT, block_commands, doc

@@ -15,9 +15,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.testing import WorkflowEnvironment
 
-from memory import tables
+from memory.redaction.vault import StaticSecretVault
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.binaries import temporal_cli
 from runtime.settings import Settings
 from schemas.memory_entry import Tier
@@ -241,4 +241,4 @@ async def test_readme_fleet_schedule_dreams_every_agent_with_work(
         assert deleted.returncode == 0, deleted.stderr
     for ref in refs:
         assert len(await store.events(ref, types=["memory.compacted"])) == 1
-    assert await store.dream_work.due(tenant="acme", after=None, limit=10) == []
+    assert await store.fleet_selection.due(tenant="acme", after=None, limit=10) == []

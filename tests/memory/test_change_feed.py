@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory.change_feed import CHANNEL, ChangeFeed, change_seq
+from memory.commitments.change_feed import CHANNEL, ChangeFeed, change_seq
 from memory.store import PostgresMemoryStore
 from runtime.change_listener import ChangeListener, connect_with
 from schemas.memory_entry import EntryChanges

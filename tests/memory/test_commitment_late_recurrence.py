@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
 from memory.commitments import firing
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import FireCommitmentRequest, FireOutcome, InferCommitmentsRequest
 from schemas.memory_ref import parse_memory_ref

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import (
     EvaluatePredicateRequest,

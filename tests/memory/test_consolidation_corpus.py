@@ -17,10 +17,10 @@ from dataclasses import replace
 from functools import cache
 
 from benchmarks import consolidation_corpus as cc
-from memory.consolidation.conflict_guard import TYPO_MIN_WORDS, compare
-from memory.consolidation.fact_text import STOPWORDS, read_fact_text
 from memory.consolidation.planner import Cluster, ConflictPair, Plan, plan_pass, slot_of
-from memory.consolidation.typos import typo_close
+from memory.sameness.conflict_guard import TYPO_MIN_WORDS, compare
+from memory.sameness.fact_text import STOPWORDS, read_fact_text
+from memory.sameness.typos import typo_close
 
 N = 2000
 SEED = 20251106

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory.consolidation.conflict_guard import compare
-from memory.consolidation.fact_text import read_fact_text
 from memory.consolidation.planner import PlanEntry, plan_pass
+from memory.sameness.conflict_guard import compare
+from memory.sameness.fact_text import read_fact_text
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 FACT = "Acme prefers email for urgent requests"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from memory.consolidation.conflict_guard import compare
-from memory.consolidation.fact_text import read_fact_text
 from memory.consolidation.planner import Plan, PlanEntry, plan_pass, slot_of
+from memory.sameness.conflict_guard import compare
+from memory.sameness.fact_text import read_fact_text
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
-from memory.redaction import MemorySecretRegistry
+from memory.redaction.chokepoint import MemorySecretRegistry
 from memory.store import PostgresMemoryStore
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.errors import ConsolidationRefused, PassNotFound

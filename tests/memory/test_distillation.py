@@ -12,11 +12,11 @@ import rfc8785
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
-from memory.distillation import select_sources
-from memory.distiller import ExtractiveDistiller
-from memory.memory_index import INDEX_MD_PATH, INDEX_PATH, read_workspace_file
-from memory.redaction import MemorySecretRegistry
+from memory.distillation.memory_index import INDEX_MD_PATH, INDEX_PATH, read_workspace_file
+from memory.distillation.packing import ExtractiveDistiller
+from memory.distillation.run import select_sources
+from memory.redaction.chokepoint import MemorySecretRegistry
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from memory.tokens import count_tokens
 from schemas import export

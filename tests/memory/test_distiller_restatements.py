@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memory.distiller import ExtractiveDistiller, SourceText
+from memory.distillation.packing import ExtractiveDistiller, SourceText
 from memory.tokens import count_tokens
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import ForgetRequest, NewMemoryEntry, Tier
 from schemas.workflow_io import DistillMemoryRequest
@@ -267,7 +267,7 @@ async def test_a_line_redacted_by_the_dream_is_still_found_after_the_archive_wen
 ) -> None:
     from datetime import timedelta
 
-    from memory.redaction import MemorySecretRegistry
+    from memory.redaction.chokepoint import MemorySecretRegistry
     from schemas.capabilities import ARCHIVE_RETENTION
 
     ref = unique_ref()

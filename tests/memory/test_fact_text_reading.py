@@ -3,7 +3,7 @@ every fact a merge must not blur."""
 
 from __future__ import annotations
 
-from memory.consolidation.fact_text import read_fact_text
+from memory.sameness.fact_text import read_fact_text
 
 NOTE = "Per the latest update, Acme owes $1,200 by Friday; ticket INV-2231 is not closed."
 

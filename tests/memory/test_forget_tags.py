@@ -16,8 +16,8 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
-from memory.memory_index import INDEX_MD_PATH, INDEX_PATH
+from memory.distillation.memory_index import INDEX_MD_PATH, INDEX_PATH
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import EntryChanges, ForgetRequest
 from schemas.workflow_io import DistillMemoryRequest
@@ -25,7 +25,7 @@ from tests.support.factories import note, unique_ref
 from tests.support.scan import tables_holding
 
 FORGOTTEN = "[FORGOTTEN]"
-W = tables.workspace_files
+WORKSPACE_FILES = tables.workspace_files
 
 
 async def _distill(store: PostgresMemoryStore, ref: str) -> None:
@@ -108,7 +108,9 @@ async def test_forgetting_every_entry_of_a_tag_leaves_the_tag_name_nowhere(
     async with engine.connect() as connection:
         left = (
             await connection.execute(
-                select(W.c.path, W.c.version).where(W.c.memory_ref == ref).order_by(W.c.path)
+                select(WORKSPACE_FILES.c.path, WORKSPACE_FILES.c.version)
+                .where(WORKSPACE_FILES.c.memory_ref == ref)
+                .order_by(WORKSPACE_FILES.c.path)
             )
         ).all()
     assert [tuple(row) for row in left] == [(INDEX_PATH, new_version), (INDEX_MD_PATH, new_version)]

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory.redaction import MemorySecretRegistry
+from memory.redaction.chokepoint import MemorySecretRegistry
 from memory.store import PostgresMemoryStore
 from memory.tokens import count_tokens
 from schemas.capabilities import TOKENIZER_NAME

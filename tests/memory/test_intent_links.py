@@ -11,8 +11,8 @@ import re
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory.intent_links import IntentLinks
-from memory.opaque_refs import keyed_token
+from memory.keyed_ids.intent_links import IntentLinks
+from memory.keyed_ids.opaque_refs import keyed_token
 from memory.store import PostgresMemoryStore
 from runtime.workflow_ids import WorkflowIds
 from schemas.consolidation import ConsolidateMemoryRequest

@@ -12,14 +12,14 @@ from datetime import timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
-from memory.memory_index import INDEX_PATH, read_workspace_file, refresh_index
+from memory.distillation.memory_index import INDEX_PATH, read_workspace_file, refresh_index
+from memory.storage import tables
 from memory.store import PostgresMemoryStore, StoreLimits
 from schemas.memory_entry import EntryChanges, ForgetRequest, Tier
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note, unique_ref
 
-E = tables.entries
+ENTRIES = tables.entries
 
 # These tests exercise the eviction machinery on the working tier, which by default
 # rejects at capacity instead (RFC-0015 §9.4; see test_a_full_working_tier_rejects).
@@ -41,10 +41,10 @@ async def _recount(store: PostgresMemoryStore, ref: str) -> tuple[dict, dict]:
     async with store.engine.connect() as connection:
         rows = (
             await connection.execute(
-                select(E.c.tier, E.c.tags).where(
-                    E.c.memory_ref == ref,
-                    E.c.invalidated_at.is_(None),
-                    (E.c.expires_at.is_(None)) | (E.c.expires_at > now),
+                select(ENTRIES.c.tier, ENTRIES.c.tags).where(
+                    ENTRIES.c.memory_ref == ref,
+                    ENTRIES.c.invalidated_at.is_(None),
+                    (ENTRIES.c.expires_at.is_(None)) | (ENTRIES.c.expires_at > now),
                 )
             )
         ).all()
@@ -93,8 +93,8 @@ async def test_index_counts_follow_every_kind_of_write(
     await _assert_index_matches_recount(store, ref)
     async with engine.begin() as connection:
         await connection.execute(
-            update(E)
-            .where(E.c.memory_ref == ref, E.c.id == written[3].id)
+            update(ENTRIES)
+            .where(ENTRIES.c.memory_ref == ref, ENTRIES.c.id == written[3].id)
             .values(invalidated_at=func.now())
         )
     await _assert_index_matches_recount(store, ref)

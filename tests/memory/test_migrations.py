@@ -1,4 +1,4 @@
-"""The schema comes from Alembic migrations, and memory/tables.py agrees with them."""
+"""The schema comes from Alembic migrations, and memory/storage/tables.py agrees with them."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory.database import alembic_config, migrate
-from memory.tables import metadata
+from memory.storage.engines import alembic_config, migrate
+from memory.storage.tables import metadata
 
 
 def _diff(connection: Connection) -> list[object]:

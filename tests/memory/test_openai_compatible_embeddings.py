@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
 from memory.embeddings.choice import EmbeddingSettings, embedder_for, static_embedder
 from memory.embeddings.model import EmbeddingUnavailable
 from memory.embeddings.openai_compatible import OpenAICompatibleEmbedder
-from memory.embeddings.vector_index import ensure_vector_index
+from memory.indexes.vector_index import ensure_vector_index
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.search import SearchMode, SearchRequest
 from tests.support.embeddings_server import DIMENSIONS, MODEL_NAME, EndpointState, embeddings_app

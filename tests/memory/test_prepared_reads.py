@@ -1,4 +1,4 @@
-"""The store's hot reads on the pooled asyncpg connection (memory/prepared.py) answer
+"""The store's hot reads on the pooled asyncpg connection (memory/storage/prepared.py) answer
 exactly what the SQLAlchemy path with validated models answered: the same objects for an
 entry with every field set, nothing expired, superseded or of another tenant; and they
 fail as the engine fails (the same exception classes, parameters hidden, a dead
@@ -19,11 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.sql import visitors
 from sqlalchemy.sql.elements import BindParameter, ColumnClause
 
-from memory import tables
-from memory.database import create_engine
-from memory.prepared import DriverConnection, Prepared
-from memory.rows import live, to_host_entry
-from memory.scope import scope_params, scoped, scoped_by_params
+from memory.entries.rows import live, to_host_entry
+from memory.storage import tables
+from memory.storage.engines import create_engine
+from memory.storage.prepared import DriverConnection, Prepared
+from memory.storage.tenant_scope import scope_params, scoped, scoped_by_params
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import (
     Attribution,
@@ -38,7 +38,7 @@ from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import Clock, note, unique_ref
 from tests.support.scope_guard import watch
 
-E = tables.entries
+ENTRIES = tables.entries
 T0 = datetime(2026, 11, 27, 9, 0, 0, 123000, tzinfo=UTC)
 
 
@@ -48,7 +48,9 @@ async def _validated(engine: AsyncEngine, ref: str, entry_id: str) -> HostMemory
     async with engine.connect() as connection:
         row = (
             await connection.execute(
-                select(*tables.entry_columns).where(scoped(E, parsed), E.c.id == entry_id)
+                select(*tables.entry_columns).where(
+                    scoped(ENTRIES, parsed), ENTRIES.c.id == entry_id
+                )
             )
         ).one()
     return to_host_entry(row)
@@ -95,8 +97,8 @@ async def test_every_read_builds_what_validation_built(engine: AsyncEngine) -> N
     # reads floor it as the validated model's Instant does.
     async with engine.begin() as connection:
         await connection.execute(
-            update(E)
-            .where(scoped(E, parse_memory_ref(ref)), E.c.id == stored.id)
+            update(ENTRIES)
+            .where(scoped(ENTRIES, parse_memory_ref(ref)), ENTRIES.c.id == stored.id)
             .values(updated_at=T0 + timedelta(microseconds=456789))
         )
     validated = await _validated(engine, ref, stored.id)
@@ -149,8 +151,8 @@ async def test_expired_and_superseded_entries_stay_hidden(engine: AsyncEngine) -
     superseded = await store.put(ref, note("Lives in Leeds.", "home", namespace="a", key="b"))
     async with engine.begin() as connection:
         await connection.execute(
-            update(E)
-            .where(scoped(E, parse_memory_ref(ref)), E.c.id == superseded.id)
+            update(ENTRIES)
+            .where(scoped(ENTRIES, parse_memory_ref(ref)), ENTRIES.c.id == superseded.id)
             .values(invalidated_at=T0)
         )
     assert await store.get(ref, superseded.id) is None
@@ -203,10 +205,14 @@ async def test_the_scope_watch_sees_prepared_reads_with_their_values(
 
 def test_a_prepared_statement_must_be_scoped_and_take_named_parameters() -> None:
     with pytest.raises(TypeError, match="memory_entries"):
-        Prepared(select(E.c.id).where(E.c.id == bindparam("id")))
+        Prepared(select(ENTRIES.c.id).where(ENTRIES.c.id == bindparam("id")))
     with pytest.raises(TypeError, match="plain named parameter"):
-        Prepared(select(E.c.id).where(scoped_by_params(E), E.c.id == "frozen-at-import"))
-    ok = Prepared(select(E.c.id).where(scoped_by_params(E), live(bindparam("now"))))
+        Prepared(
+            select(ENTRIES.c.id).where(
+                scoped_by_params(ENTRIES), ENTRIES.c.id == "frozen-at-import"
+            )
+        )
+    ok = Prepared(select(ENTRIES.c.id).where(scoped_by_params(ENTRIES), live(bindparam("now"))))
     assert ok.arguments({"scope_tenant": "t", "scope_ref": "mem://t/a", "now": T0}) == (
         "t",
         "mem://t/a",
@@ -217,8 +223,8 @@ def test_a_prepared_statement_must_be_scoped_and_take_named_parameters() -> None
 async def test_a_failing_statement_raises_what_the_engine_raises(engine: AsyncEngine) -> None:
     ref = parse_memory_ref(unique_ref())
     one: ColumnClause[Any] = literal_column("1")
-    statement = select(E.c.id).where(
-        scoped_by_params(E), one / bindparam("zero", type_=Integer) == one
+    statement = select(ENTRIES.c.id).where(
+        scoped_by_params(ENTRIES), one / bindparam("zero", type_=Integer) == one
     )
     divide = Prepared(statement)
     # Not entries: a row must exist for the division to run.

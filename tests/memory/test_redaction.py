@@ -24,9 +24,8 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-import memory.redaction as redaction
-from memory import tables
-from memory.redaction import (
+import memory.redaction.chokepoint as redaction
+from memory.redaction.chokepoint import (
     MARKER_PREFIX,
     MIN_SECRET_LENGTH,
     SECRET_ID_PATTERN,
@@ -38,8 +37,9 @@ from memory.redaction import (
     marker,
     write_redacted,
 )
+from memory.redaction.vault import FileSecretVault, StaticSecretVault, registry_for_tenant
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
-from memory.vault import FileSecretVault, StaticSecretVault, registry_for_tenant
 from schemas.memory_entry import EntryChanges
 from tests.support.factories import canary, note, unique_ref
 
@@ -735,7 +735,7 @@ def test_carry_forward_makes_foreign_secret_markers_canonical() -> None:
     """RFC 0012 §D: derived content carries no BYOK reference or foreign marker as it
     is; each becomes [REDACTED:carry-forward-<n>], the same text the same marker, and a
     canonical marker of ours is left alone."""
-    from memory.carry_forward import carry_forward
+    from memory.redaction.carry_forward import carry_forward
 
     text = "a [BYOK:hk_live_1] b <REDACTED:db-creds> c [BYOK:hk_live_1] d [REDACTED:ours]"
     assert carry_forward(text) == (

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
 from memory.embeddings.model import EmbeddingModel, EmbeddingUnavailable, Vectors
 from memory.embeddings.static_model import MODEL
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.errors import InvalidInput
 from schemas.memory_entry import EntryChanges, ForgetRequest, MemoryListOptions, Tier
@@ -37,10 +37,12 @@ async def _seed(store: PostgresMemoryStore, ref: str) -> dict[str, str]:
 
 
 async def _vector_rows(engine: AsyncEngine, entry_id: str) -> list[tuple[str, str]]:
-    E = tables.embeddings
+    EMBEDDINGS = tables.embeddings
     async with engine.connect() as connection:
         rows = await connection.execute(
-            select(E.c.model, E.c.content_sha256).where(E.c.entry_id == entry_id)
+            select(EMBEDDINGS.c.model, EMBEDDINGS.c.content_sha256).where(
+                EMBEDDINGS.c.entry_id == entry_id
+            )
         )
         return [tuple(row) for row in rows]
 
@@ -184,7 +186,7 @@ async def test_the_vector_is_of_the_redacted_text(
     engine: AsyncEngine, store: PostgresMemoryStore
 ) -> None:
     from memory.embeddings.choice import static_embedder
-    from memory.redaction import MemorySecretRegistry
+    from memory.redaction.chokepoint import MemorySecretRegistry
     from tests.support.factories import canary
 
     ref = unique_ref()

@@ -14,9 +14,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.testing import WorkflowEnvironment
 
-from memory.redaction import MemorySecretRegistry
+from memory.redaction.chokepoint import MemorySecretRegistry
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from schemas.errors import InvalidInput
 from schemas.memory_entry import Attribution, EntryChanges, NewMemoryEntry
 from tests.support.factories import canary, unique_ref

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas import input_rules as me
 from schemas.errors import EntryNotFound, InvalidInput

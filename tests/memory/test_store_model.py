@@ -10,7 +10,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore, StoreLimits
 from schemas.errors import (
     CapacityExceeded,
@@ -285,7 +285,7 @@ async def test_editing_content_clears_the_distilled_mark(
                 )
             ).scalar_one()
 
-    # As if a dream had consumed it (memory/distillation.py marks sources this way).
+    # As if a dream had consumed it (memory/distillation/run.py marks sources this way).
     async with engine.begin() as connection:
         await connection.execute(
             text(

@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
+from memory.storage import tables
+from memory.storage.database import begins_a_transaction
 from memory.store import PostgresMemoryStore
-from memory.transactions import begins_a_transaction
 from schemas.errors import InvalidInput
 from schemas.memory_entry import MemoryListOptions, MemoryQuery
 from tests.support.factories import note, unique_ref

@@ -1,5 +1,5 @@
 """CTI-1 as a mechanism: every statement the store runs on a tenant-carrying table is
-scoped by memory/scope.py, and scoped to the caller's tenant.
+scoped by memory/storage/tenant_scope.py, and scoped to the caller's tenant.
 
 A tour drives every operation of the store facade, the commitments, the API keys and the
 agent inventory for one sentinel tenant while tests/support/scope_guard.py watches the engine.
@@ -20,13 +20,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import operators, visitors
 from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ColumnClause
 
-from memory import tables
-from memory.agent_manifests import AgentManifestStore
-from memory.api_keys import ApiKeyStore
-from memory.change_feed import change_seq
+from memory.commitments.change_feed import change_seq
 from memory.fixture_runs.records import FixtureOutcome, RunEvent
-from memory.scope import scoped, tenant_carrying_tables, unscoped_tables
+from memory.storage import tables
+from memory.storage.tenant_scope import scoped, tenant_carrying_tables, unscoped_tables
 from memory.store import PostgresMemoryStore
+from memory.tenants.agent_manifests import AgentManifestStore
+from memory.tenants.api_keys import ApiKeyStore
 from schemas.commitments import FireCommitmentRequest, InferCommitmentsRequest
 from schemas.consolidation import ConsolidateMemoryRequest
 from schemas.discovery import MemoryShape
@@ -47,23 +47,23 @@ TRIGGER_MAINTAINED = {"memory_tier_counts", "memory_tag_counts"}
 def test_the_check_sees_an_unscoped_statement() -> None:
     """The check itself can fail: a read of entries without the scope is reported, the
     same read with it is not, and a join on tenant carries the scope across."""
-    E, L = tables.entries, tables.lineage
+    ENTRIES, LINEAGE = tables.entries, tables.lineage
     ref = parse_memory_ref(SENTINEL_REF)
-    assert unscoped_tables(select(E.c.id)) == {"memory_entries"}
-    assert unscoped_tables(select(E.c.id).where(E.c.id == "x")) == {"memory_entries"}
-    assert unscoped_tables(select(E.c.id).where(scoped(E, ref))) == set()
-    joined = select(E.c.id).where(scoped(E, ref), L.c.tenant == E.c.tenant)
+    assert unscoped_tables(select(ENTRIES.c.id)) == {"memory_entries"}
+    assert unscoped_tables(select(ENTRIES.c.id).where(ENTRIES.c.id == "x")) == {"memory_entries"}
+    assert unscoped_tables(select(ENTRIES.c.id).where(scoped(ENTRIES, ref))) == set()
+    joined = select(ENTRIES.c.id).where(scoped(ENTRIES, ref), LINEAGE.c.tenant == ENTRIES.c.tenant)
     assert unscoped_tables(joined) == set()
-    assert unscoped_tables(select(E.c.id).where(L.c.tenant == E.c.tenant)) == {
+    assert unscoped_tables(select(ENTRIES.c.id).where(LINEAGE.c.tenant == ENTRIES.c.tenant)) == {
         "memory_entries",
         "memory_lineage",
     }
     # An insert in a CTE writes its tenant like any insert; a read beside it does not.
-    H = tables.ref_heads
-    claimed = insert(H).values(memory_ref=SENTINEL_REF, tenant=SENTINEL_TENANT, last_seq=1)
-    claimed_cte = claimed.returning(H.c.last_seq).cte("claimed")
+    REF_HEADS = tables.ref_heads
+    claimed = insert(REF_HEADS).values(memory_ref=SENTINEL_REF, tenant=SENTINEL_TENANT, last_seq=1)
+    claimed_cte = claimed.returning(REF_HEADS.c.last_seq).cte("claimed")
     assert unscoped_tables(select(claimed_cte.c.last_seq)) == set()
-    assert unscoped_tables(select(claimed_cte.c.last_seq, E.c.id)) == {"memory_entries"}
+    assert unscoped_tables(select(claimed_cte.c.last_seq, ENTRIES.c.id)) == {"memory_entries"}
 
 
 def _scope_binds(statement: Any) -> list[tuple[str, object]]:

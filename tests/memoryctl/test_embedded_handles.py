@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.embedded import HANDLE_FILE
+from memory.storage.embedded import HANDLE_FILE
 from tests.support.http_app import free_port
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from temporalio.client import ScheduleActionStartWorkflow
 from temporalio.testing import WorkflowEnvironment
 
-from memoryctl.schedules import schedule_id_for
+from memoryctl.dream_schedules import schedule_id_for
 from runtime.binaries import temporal_cli
 from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
 from workflows.policies import DREAM_EXECUTION_TIMEOUT

@@ -29,8 +29,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.testing import WorkflowEnvironment
 from typer.testing import CliRunner
 
-from memory.api_keys import MAX_SCOPES, ApiKeyStore, KeyIdentity
 from memory.store import PostgresMemoryStore
+from memory.tenants.api_keys import MAX_SCOPES, ApiKeyStore, KeyIdentity
 from schemas.errors import InvalidInput
 from tests.support.factories import WRITTEN_TEXTS, canary, note, unique_ref
 from tests.support.http_app import free_port

@@ -20,8 +20,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
-from memory.embedded import asyncpg_url_for
-from memoryctl.schedules import schedule_id_for
+from memory.storage.embedded import asyncpg_url_for
+from memoryctl.dream_schedules import schedule_id_for
 from tests.support.factories import note
 
 PASSWORD = "pw"

@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.workflow_io import DistillationResult, DistillMemoryRequest
 from tests.support.factories import note, unique_ref

@@ -4,7 +4,7 @@ once, and the pool goes on with a fresh connection.
 asyncpg 0.32 pipelines an executemany and waits for the socket to drain between
 chunks; when the connection is lost during that wait nothing wakes it, so the write
 hung forever (the chaos run caught a put_many stuck after a PostgreSQL restart). The
-engine now wakes it (memory/database.py). Here the backend is made to stop reading (its
+engine now wakes it (memory/storage/engines.py). Here the backend is made to stop reading (its
 first insert waits for another transaction that inserted the same key) until the
 client's send buffer is full, then the backend is terminated."""
 

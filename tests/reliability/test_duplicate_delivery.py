@@ -26,9 +26,9 @@ from temporalio.client import (
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.testing import WorkflowEnvironment
 
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
-from memoryctl.schedules import create_dream_schedule
+from memoryctl.dream_schedules import create_dream_schedule
 from schemas.commitments import CommitmentInferenceInput
 from schemas.consolidation import ConsolidationInput
 from schemas.events import EventType

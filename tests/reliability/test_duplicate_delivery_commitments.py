@@ -17,7 +17,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.testing import WorkflowEnvironment
 
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import (
     CommitmentInferenceInput,

@@ -23,7 +23,7 @@ from activities.contracts import (
     FIRE_COMMITMENT,
     INFER_COMMITMENTS,
 )
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import commitment_workflow_id
 from schemas.consolidation import ConsolidationInput

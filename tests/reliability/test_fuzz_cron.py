@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
-from memoryctl.schedules import schedule_id_for
+from memoryctl.dream_schedules import schedule_id_for
 from tests.support.hostile_input import MARKER, hostile_text
 from tests.support.memoryctl_inprocess import memoryctl
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from api.app import create_app
 from api.services import ApiServices
-from memory.api_keys import ApiKeyStore
+from memory.tenants.api_keys import ApiKeyStore
 from runtime.settings import Settings
 from tests.support.hostile_input import MARKER, hostile_text, json_values
 from tests.support.scan import fingerprint

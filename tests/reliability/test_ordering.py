@@ -1,5 +1,5 @@
 """Operations on one memoryRef started side by side leave the state of some serial order
-(memory/locks.py): the three races the store had without a shared ordering.
+(memory/storage/locks.py): the three races the store had without a shared ordering.
 
 Each test starts two store operations on a fresh memoryRef within a few milliseconds of
 each other (seeded jitter, either one first), many times. Before the ordering, inference
@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import InferCommitmentsRequest
 from schemas.consolidation import ConsolidateMemoryRequest
@@ -48,11 +48,19 @@ async def side_by_side(
 
 async def armed_sources(engine: AsyncEngine, ref: str) -> list[tuple[str, bool]]:
     """(source id, whether the source is a live, unmerged entry) of each armed commitment."""
-    C, E = tables.commitments, tables.entries
+    COMMITMENTS, ENTRIES = tables.commitments, tables.entries
     query = (
-        select(C.c.memory_id, E.c.id.is_not(None) & E.c.invalidated_at.is_(None))
-        .select_from(C.outerjoin(E, (E.c.memory_ref == C.c.memory_ref) & (E.c.id == C.c.memory_id)))
-        .where(C.c.memory_ref == ref, C.c.state == "armed")
+        select(
+            COMMITMENTS.c.memory_id, ENTRIES.c.id.is_not(None) & ENTRIES.c.invalidated_at.is_(None)
+        )
+        .select_from(
+            COMMITMENTS.outerjoin(
+                ENTRIES,
+                (ENTRIES.c.memory_ref == COMMITMENTS.c.memory_ref)
+                & (ENTRIES.c.id == COMMITMENTS.c.memory_id),
+            )
+        )
+        .where(COMMITMENTS.c.memory_ref == ref, COMMITMENTS.c.state == "armed")
     )
     async with engine.connect() as connection:
         return [(row[0], bool(row[1])) for row in (await connection.execute(query)).all()]

@@ -18,10 +18,10 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
-from memory.database import IDLE_BEFORE_PING_SECONDS, create_engine, migrate
-from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.redaction.vault import StaticSecretVault
+from memory.storage.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.storage.engines import IDLE_BEFORE_PING_SECONDS, create_engine, migrate
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.settings import Settings
 from schemas.workflow_io import DreamInput
 from tests.support.factories import note, unique_ref

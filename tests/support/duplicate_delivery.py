@@ -30,9 +30,9 @@ from temporalio.worker import (
 )
 from temporalio.worker import Interceptor as WorkerInterceptor
 
-from memory import tables
+from memory.redaction.vault import StaticSecretVault
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.settings import Settings
 from schemas.events import EventRecord, EventType
 from worker import build_worker
@@ -217,25 +217,32 @@ async def assert_distilled_once(
 ) -> list[Any]:
     """``archives`` archives, one memory.compacted and one committed run per archive,
     and every one of ``sources`` sources consumed by exactly one of them."""
-    A, R, E = tables.archives, tables.distillation_runs, tables.entries
+    ARCHIVES, DISTILLATION_RUNS, ENTRIES = tables.archives, tables.distillation_runs, tables.entries
     async with engine.connect() as connection:
         rows = (
             await connection.execute(
-                select(A.c.checksum, A.c.output_id, A.c.source_count, A.c.run_key)
-                .where(A.c.memory_ref == ref)
-                .order_by(A.c.created_at)
+                select(
+                    ARCHIVES.c.checksum,
+                    ARCHIVES.c.output_id,
+                    ARCHIVES.c.source_count,
+                    ARCHIVES.c.run_key,
+                )
+                .where(ARCHIVES.c.memory_ref == ref)
+                .order_by(ARCHIVES.c.created_at)
             )
         ).all()
         runs = (
             await connection.execute(
-                select(func.count()).select_from(R).where(R.c.memory_ref == ref)
+                select(func.count())
+                .select_from(DISTILLATION_RUNS)
+                .where(DISTILLATION_RUNS.c.memory_ref == ref)
             )
         ).scalar_one()
         consumed = (
             await connection.execute(
-                select(E.c.distilled_into, func.count())
-                .where(E.c.memory_ref == ref, E.c.distilled_into.is_not(None))
-                .group_by(E.c.distilled_into)
+                select(ENTRIES.c.distilled_into, func.count())
+                .where(ENTRIES.c.memory_ref == ref, ENTRIES.c.distilled_into.is_not(None))
+                .group_by(ENTRIES.c.distilled_into)
             )
         ).all()
     assert len(rows) == archives, rows
@@ -264,24 +271,28 @@ async def assert_consolidated_once(
     """Each pass is recorded once with one agent.memory.consolidated; ``merged`` rows
     were merged in all, each by exactly one pass, and each survivor was strengthened
     once per pass that merged into it (version 1 + that count)."""
-    P, E = tables.consolidation_passes, tables.entries
+    CONSOLIDATION_PASSES, ENTRIES = tables.consolidation_passes, tables.entries
     events = await all_events(store, ref)
     consolidated = of_type(events, EventType.MEMORY_CONSOLIDATED)
     async with engine.connect() as connection:
         passes = (
-            await connection.execute(select(P.c.pass_id, P.c.run_key).where(P.c.memory_ref == ref))
+            await connection.execute(
+                select(CONSOLIDATION_PASSES.c.pass_id, CONSOLIDATION_PASSES.c.run_key).where(
+                    CONSOLIDATION_PASSES.c.memory_ref == ref
+                )
+            )
         ).all()
         marked = (
             await connection.execute(
-                select(E.c.id, E.c.superseded_by, E.c.consolidation_pass).where(
-                    E.c.memory_ref == ref, E.c.superseded_by.is_not(None)
+                select(ENTRIES.c.id, ENTRIES.c.superseded_by, ENTRIES.c.consolidation_pass).where(
+                    ENTRIES.c.memory_ref == ref, ENTRIES.c.superseded_by.is_not(None)
                 )
             )
         ).all()
         survivors = (
             await connection.execute(
-                select(E.c.id, E.c.version, E.c.corroboration).where(
-                    E.c.memory_ref == ref, E.c.corroboration > 1
+                select(ENTRIES.c.id, ENTRIES.c.version, ENTRIES.c.corroboration).where(
+                    ENTRIES.c.memory_ref == ref, ENTRIES.c.corroboration > 1
                 )
             )
         ).all()

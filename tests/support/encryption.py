@@ -16,8 +16,8 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.client import connect
 from runtime.settings import Settings
 from worker import build_worker

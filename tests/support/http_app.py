@@ -14,9 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 
 from api.services import ApiServices
-from memory.api_keys import ApiKeyStore
+from memory.redaction.vault import SecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import SecretVault
+from memory.tenants.api_keys import ApiKeyStore
 from runtime.http_serving import serving as listening
 from runtime.settings import Settings
 

@@ -13,7 +13,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
 from benchmarks.predicate_watch_bench import arm_watch
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.commitments import (
     PredicateWatchStatus,
@@ -72,19 +72,21 @@ async def evaluated(watch: StartedWatch, count: int, seconds: float = 10) -> Pre
 async def caught_up(engine: AsyncEngine, watch: StartedWatch) -> tuple[bool, int] | None:
     """(holds, fires) as the store recorded them, once the watch's last evaluation read
     its memoryRef's latest change; None before."""
-    C, R = tables.commitments, tables.ref_changes
+    COMMITMENTS, REF_CHANGES = tables.commitments, tables.ref_changes
     async with engine.connect() as connection:
         row = (
             await connection.execute(
-                select(C.c.seen_change_seq, C.c.predicate_holds, C.c.fire_count).where(
-                    C.c.commitment_id == watch.commitment_id
-                )
+                select(
+                    COMMITMENTS.c.seen_change_seq,
+                    COMMITMENTS.c.predicate_holds,
+                    COMMITMENTS.c.fire_count,
+                ).where(COMMITMENTS.c.commitment_id == watch.commitment_id)
             )
         ).one()
         latest = (
             await connection.execute(
-                select(func.coalesce(func.max(R.c.change_seq), 0)).where(
-                    R.c.memory_ref == watch.ref
+                select(func.coalesce(func.max(REF_CHANGES.c.change_seq), 0)).where(
+                    REF_CHANGES.c.memory_ref == watch.ref
                 )
             )
         ).scalar()
@@ -123,11 +125,11 @@ async def workflow_tasks(watch: StartedWatch) -> int:
 
 
 async def fired_occurrences(engine: AsyncEngine, watch: StartedWatch) -> list[str]:
-    O = tables.occurrences  # noqa: E741
+    OCCURRENCES = tables.occurrences
     async with engine.connect() as connection:
         rows = await connection.execute(
-            select(O.c.occurrence)
-            .where(O.c.commitment_id == watch.commitment_id)
-            .order_by(O.c.occurrence)
+            select(OCCURRENCES.c.occurrence)
+            .where(OCCURRENCES.c.commitment_id == watch.commitment_id)
+            .order_by(OCCURRENCES.c.occurrence)
         )
         return list(rows.scalars())

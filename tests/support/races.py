@@ -83,11 +83,11 @@ from temporalio.service import RPCError
 
 from activities.automation_schedules import installed_checksum
 from api.proposal_review import ProposalReview, Reviewer
-from memory import tables
-from memory.database import create_engine, migrate
-from memory.lineage import DISTILLED
+from memory.entries.lineage import DISTILLED
+from memory.redaction.vault import StaticSecretVault
+from memory.storage import tables
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.settings import Settings
 from runtime.workflow_ids import PLAIN, WorkflowIds
 from schemas.commitments import (
@@ -377,24 +377,28 @@ def _words(content: str) -> str:
 
 async def check_commitments(connection: AsyncConnection, ref: str, now: datetime) -> dict[str, str]:
     """armed_source_live and armed_once."""
-    C, E = tables.commitments, tables.entries
+    COMMITMENTS, ENTRIES = tables.commitments, tables.entries
     rows = (
         await connection.execute(
             select(
-                C.c.commitment_id,
-                C.c.memory_id,
-                C.c.condition,
-                C.c.spec,
-                E.c.id.label("source"),
-                E.c.content,
-                E.c.invalidated_at,
-                E.c.expires_at,
+                COMMITMENTS.c.commitment_id,
+                COMMITMENTS.c.memory_id,
+                COMMITMENTS.c.condition,
+                COMMITMENTS.c.spec,
+                ENTRIES.c.id.label("source"),
+                ENTRIES.c.content,
+                ENTRIES.c.invalidated_at,
+                ENTRIES.c.expires_at,
             )
             .select_from(
-                C.outerjoin(E, (E.c.memory_ref == C.c.memory_ref) & (E.c.id == C.c.memory_id))
+                COMMITMENTS.outerjoin(
+                    ENTRIES,
+                    (ENTRIES.c.memory_ref == COMMITMENTS.c.memory_ref)
+                    & (ENTRIES.c.id == COMMITMENTS.c.memory_id),
+                )
             )
-            .where(C.c.memory_ref == ref, C.c.state == "armed")
-            .order_by(C.c.commitment_id)
+            .where(COMMITMENTS.c.memory_ref == ref, COMMITMENTS.c.state == "armed")
+            .order_by(COMMITMENTS.c.commitment_id)
         )
     ).all()
     dead = []
@@ -514,33 +518,38 @@ async def check_forgotten(
 
 async def check_consumption(connection: AsyncConnection, ref: str) -> dict[str, str]:
     """consumed_once."""
-    A, L, E, EV = tables.archives, tables.lineage, tables.entries, tables.events
+    ARCHIVES, LINEAGE, ENTRIES, EVENTS = (
+        tables.archives,
+        tables.lineage,
+        tables.entries,
+        tables.events,
+    )
     problems: list[str] = []
     listed: dict[str, list[str]] = collections.defaultdict(list)
     for output_id, body in await connection.execute(
-        select(A.c.output_id, A.c.body).where(A.c.memory_ref == ref)
+        select(ARCHIVES.c.output_id, ARCHIVES.c.body).where(ARCHIVES.c.memory_ref == ref)
     ):
         for source in json.loads(body).get("sources", ()):
             listed[str(source["id"])].append(output_id)
     problems += [f"{s} in {len(o)} archives" for s, o in sorted(listed.items()) if len(o) > 1]
     links = await connection.execute(
-        select(L.c.source_id, func.count(func.distinct(L.c.artifact_id)))
-        .where(L.c.memory_ref == ref, L.c.artifact_kind == DISTILLED)
-        .group_by(L.c.source_id)
-        .having(func.count(func.distinct(L.c.artifact_id)) > 1)
+        select(LINEAGE.c.source_id, func.count(func.distinct(LINEAGE.c.artifact_id)))
+        .where(LINEAGE.c.memory_ref == ref, LINEAGE.c.artifact_kind == DISTILLED)
+        .group_by(LINEAGE.c.source_id)
+        .having(func.count(func.distinct(LINEAGE.c.artifact_id)) > 1)
     )
     problems += [f"{source} linked to {n} distilled entries" for source, n in links]
     compacted: collections.Counter[str] = collections.Counter()
     for (payload,) in await connection.execute(
-        select(EV.c.payload).where(
-            EV.c.memory_ref == ref, EV.c.type == EventType.MEMORY_COMPACTED.value
+        select(EVENTS.c.payload).where(
+            EVENTS.c.memory_ref == ref, EVENTS.c.type == EventType.MEMORY_COMPACTED.value
         )
     ):
         compacted.update(str(i) for i in payload.get("sourceIds") or ())
     problems += [f"{s} in {n} memory.compacted" for s, n in sorted(compacted.items()) if n > 1]
     for entry_id, into in await connection.execute(
-        select(E.c.id, E.c.distilled_into).where(
-            E.c.memory_ref == ref, E.c.distilled_into.is_not(None)
+        select(ENTRIES.c.id, ENTRIES.c.distilled_into).where(
+            ENTRIES.c.memory_ref == ref, ENTRIES.c.distilled_into.is_not(None)
         )
     ):
         if entry_id in listed and listed[entry_id] != [into]:
@@ -556,22 +565,32 @@ _TAG_RECOUNT = text(
 
 async def check_counters(connection: AsyncConnection, ref: str) -> dict[str, str]:
     """counters: the trigger-kept counts against a recount of what they count."""
-    E, T, G = tables.entries, tables.tier_counts, tables.tag_counts
-    counted = E.c.invalidated_at.is_(None)
+    ENTRIES, TIER_COUNTS, TAG_COUNTS = tables.entries, tables.tier_counts, tables.tag_counts
+    counted = ENTRIES.c.invalidated_at.is_(None)
     tiers = dict(
-        (await connection.execute(select(T.c.tier, T.c.entries).where(T.c.memory_ref == ref))).all()
+        (
+            await connection.execute(
+                select(TIER_COUNTS.c.tier, TIER_COUNTS.c.entries).where(
+                    TIER_COUNTS.c.memory_ref == ref
+                )
+            )
+        ).all()
     )
     tier_recount: dict[str, int] = dict(
         (
             await connection.execute(
-                select(E.c.tier, func.count())
-                .where(E.c.memory_ref == ref, counted)
-                .group_by(E.c.tier)
+                select(ENTRIES.c.tier, func.count())
+                .where(ENTRIES.c.memory_ref == ref, counted)
+                .group_by(ENTRIES.c.tier)
             )
         ).all()
     )
     tags = dict(
-        (await connection.execute(select(G.c.tag, G.c.entries).where(G.c.memory_ref == ref))).all()
+        (
+            await connection.execute(
+                select(TAG_COUNTS.c.tag, TAG_COUNTS.c.entries).where(TAG_COUNTS.c.memory_ref == ref)
+            )
+        ).all()
     )
     tag_recount: dict[str, int] = dict((await connection.execute(_TAG_RECOUNT, {"ref": ref})).all())
     problems: list[str] = []
@@ -586,12 +605,15 @@ async def check_counters(connection: AsyncConnection, ref: str) -> dict[str, str
 async def check_proposals(connection: AsyncConnection, ctx: TrialContext) -> dict[str, str]:
     """One proposal per routine and schedule, one proposal.created per proposal, and
     each applied one installed once, as the artifact stored (checksum read back)."""
-    P, E = tables.proposals, tables.events
+    PROPOSALS, EVENTS = tables.proposals, tables.events
     rows = (
         await connection.execute(
-            select(P.c.proposal_id, P.c.schedule_key, P.c.state, P.c.artifact_sha256).where(
-                P.c.memory_ref == ctx.ref
-            )
+            select(
+                PROPOSALS.c.proposal_id,
+                PROPOSALS.c.schedule_key,
+                PROPOSALS.c.state,
+                PROPOSALS.c.artifact_sha256,
+            ).where(PROPOSALS.c.memory_ref == ctx.ref)
         )
     ).all()
     problems = []
@@ -600,7 +622,9 @@ async def check_proposals(connection: AsyncConnection, ctx: TrialContext) -> dic
     events = collections.Counter(
         (
             await connection.execute(
-                select(E.c.type).where(E.c.memory_ref == ctx.ref, E.c.type.like("proposal.%"))
+                select(EVENTS.c.type).where(
+                    EVENTS.c.memory_ref == ctx.ref, EVENTS.c.type.like("proposal.%")
+                )
             )
         ).scalars()
     )
@@ -660,13 +684,13 @@ def _error_name(error: BaseException) -> str:
 
 async def _terminate_commitment_workflows(ctx: TrialContext) -> None:
     """The trial's commitment timers and watches (hours away) would only load the worker."""
-    C = tables.commitments
+    COMMITMENTS = tables.commitments
     async with ctx.race.engine.connect() as connection:
         ids = list(
             (
                 await connection.execute(
-                    select(C.c.commitment_id).where(
-                        C.c.memory_ref == ctx.ref, C.c.armed_at.is_not(None)
+                    select(COMMITMENTS.c.commitment_id).where(
+                        COMMITMENTS.c.memory_ref == ctx.ref, COMMITMENTS.c.armed_at.is_not(None)
                     )
                 )
             ).scalars()
@@ -847,7 +871,7 @@ async def own_servers(state: Path) -> AsyncIterator[tuple[Client, str]]:
     tests/conftest.py starts them; both stopped on the way out."""
     from temporalio.testing import WorkflowEnvironment
 
-    from memory.embedded import asyncpg_url_for, start_embedded_postgres
+    from memory.storage.embedded import asyncpg_url_for, start_embedded_postgres
     from runtime import search_attributes
     from runtime.binaries import temporal_cli
     from runtime.converter import data_converter

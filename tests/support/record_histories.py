@@ -27,10 +27,10 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from memory.database import create_engine, migrate
-from memory.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.redaction.vault import StaticSecretVault
+from memory.storage.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime import search_attributes
 from runtime.binaries import temporal_cli
 from runtime.converter import data_converter

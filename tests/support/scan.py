@@ -8,7 +8,7 @@ import hashlib
 from sqlalchemy import Table, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory import tables
+from memory.storage import tables
 
 SCANNED_TYPES = ("text", "jsonb", "json", "ARRAY", "bytea", "character varying")
 

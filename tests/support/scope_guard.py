@@ -1,9 +1,9 @@
-"""Holds every statement the product runs in tests to CTI-1 (memory/scope.py).
+"""Holds every statement the product runs in tests to CTI-1 (memory/storage/tenant_scope.py).
 
 ``watch(engine)`` listens to the engine's statements, and to the prepared ones the store
-runs on the pooled asyncpg connection (memory/prepared.py, recorded with the values they
+runs on the pooled asyncpg connection (memory/storage/prepared.py, recorded with the values they
 ran with bound in); each one that touches a tenant-carrying table without a tenant or
-memoryRef scope (and is not declared cross-tenant with memory.scope.all_tenants) is
+memoryRef scope (and is not declared cross-tenant with memory.storage.tenant_scope.all_tenants) is
 recorded, with the tables it left open. The suite's engine fixture fails a test whose
 statements were not all scoped.
 """
@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import ClauseElement, visitors
 from sqlalchemy.sql.elements import BindParameter
 
-from memory import prepared
-from memory.scope import unscoped_tables
+from memory.storage import prepared
+from memory.storage.tenant_scope import unscoped_tables
 
 
 @dataclass

@@ -30,8 +30,8 @@ from activities.fleet_activities import FleetActivities
 from activities.memory_activities import MemoryActivities
 from activities.proposal_activities import ProposalActivities
 from activities.workflow_id_activities import WorkflowIdActivities
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.history_audit import leaks
 from runtime.workflow_ids import PLAIN
 from schemas.errors import NON_RETRYABLE_CODES, ErrorCode, MemoryError_
@@ -111,7 +111,7 @@ def test_every_non_retryable_code_is_carried_by_a_raised_error() -> None:
         for _, cls in inspect.getmembers(error_module, inspect.isclass)
         if issubclass(cls, MemoryError_)
     }
-    from memory.redaction import InvalidSecret, UnredactableContent
+    from memory.redaction.chokepoint import InvalidSecret, UnredactableContent
 
     raised |= {InvalidSecret.code, UnredactableContent.code}
     assert set(NON_RETRYABLE_CODES) <= raised
@@ -169,7 +169,7 @@ async def test_every_contract_has_an_implementation_of_its_types(
         *memory.all(),
         *commitments.all(),
         *proposals.all(),
-        *FleetActivities(store.dream_work, memory, commitments, proposals).all(),
+        *FleetActivities(store.fleet_selection, memory, commitments, proposals).all(),
         *WorkflowIdActivities(PLAIN).all(),
         *FixtureRunActivities(store).all(),
         *EmbeddingActivities(store).all(),

@@ -30,9 +30,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
 from activities.commitment_activities import ARM_CONCURRENCY, START_LEAD, CommitmentActivities
-from memory import tables
+from memory.redaction.vault import StaticSecretVault
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.settings import Settings
 from schemas.commitments import (
     ArmCommitmentsRequest,

@@ -18,7 +18,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
 from activities.commitment_activities import CommitmentActivities
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from runtime.workflow_ids import PLAIN
 from schemas.commitments import (

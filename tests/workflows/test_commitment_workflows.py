@@ -34,9 +34,9 @@ from temporalio.worker import Replayer, Worker
 from activities.commitment_activities import CommitmentActivities
 from activities.contracts import FIRE_COMMITMENT
 from activities.memory_activities import MemoryActivities
-from memory import tables
+from memory.redaction.vault import StaticSecretVault
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.converter import data_converter
 from runtime.search_attributes import TENANT
 from runtime.settings import Settings

@@ -18,9 +18,9 @@ from temporalio.worker import Replayer, Worker
 from activities.boundary import content_free
 from activities.contracts import CONSOLIDATE_MEMORY
 from activities.memory_activities import MemoryActivities
-from memory import tables
+from memory.redaction.vault import StaticSecretVault
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.converter import data_converter
 from schemas.consolidation import (
     ConsolidateMemoryRequest,

@@ -17,9 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
-from memory import tables
+from memory.redaction.vault import StaticSecretVault
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.binaries import temporal_cli
 from schemas.memory_entry import EntryChanges
 from schemas.workflow_io import DistillationInput, DistillationResult, DreamInput
@@ -28,13 +28,15 @@ from tests.support.workflow_runs import application_error, run_dream
 from workflows.distillation import DistillationWorkflow
 from workflows.dream import DreamWorkflow
 
-E = tables.entries
+ENTRIES = tables.entries
 
 
 async def _consumption(engine: AsyncEngine, ref: str) -> dict[str, str | None]:
     async with engine.connect() as connection:
         rows = await connection.execute(
-            select(E.c.id, E.c.distilled_into).where(E.c.memory_ref == ref, E.c.tier != "semantic")
+            select(ENTRIES.c.id, ENTRIES.c.distilled_into).where(
+                ENTRIES.c.memory_ref == ref, ENTRIES.c.tier != "semantic"
+            )
         )
         return {row.id: row.distilled_into for row in rows}
 

@@ -14,9 +14,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from memory import tables
+from memory.redaction.vault import StaticSecretVault
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.settings import Settings
 from runtime.workflow_ids import PLAIN
 from schemas.fleet import FleetDreamInput, FleetDreamResult
@@ -140,9 +140,9 @@ async def test_a_tenant_run_leaves_other_tenants_alone(
     assert result.progress.dreamed == 1
     assert await _distilled_count(store, mine) == 1
     assert await _distilled_count(store, other) == 0
-    assert [str(ref) for ref in await store.dream_work.due(tenant=None, after=None, limit=10)] == [
-        other
-    ]
+    assert [
+        str(ref) for ref in await store.fleet_selection.due(tenant=None, after=None, limit=10)
+    ] == [other]
 
 
 async def test_a_tenant_with_no_memory_is_a_warning_not_a_silent_success(
@@ -233,7 +233,7 @@ async def test_a_failing_agent_stays_due_and_the_others_are_dreamed(
     assert result.progress.failed_refs == (broken,)
     assert await _distilled_count(store, good) == 1
     assert await _distilled_count(store, broken) == 0
-    due = await store.dream_work.due(tenant=None, after=None, limit=10)
+    due = await store.fleet_selection.due(tenant=None, after=None, limit=10)
     assert [str(ref) for ref in due] == [broken]
     # Garbage collection still ran for the broken agent (its vault only stops the steps
     # that redact): nothing half-written, the entries are all still there.

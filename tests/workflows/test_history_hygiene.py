@@ -7,8 +7,8 @@ import uuid
 
 from temporalio.testing import WorkflowEnvironment
 
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.history_audit import leaks
 from schemas.workflow_io import AgentRunInput, DreamInput
 from tests.support.factories import canary, note, unique_ref

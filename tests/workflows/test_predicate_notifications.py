@@ -19,7 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.testing import WorkflowEnvironment
 
-from memory.change_feed import CHANNEL, ChangeFeed
+from memory.commitments.change_feed import CHANNEL, ChangeFeed
 from memory.commitments.predicates import default_predicates
 from memory.store import PostgresMemoryStore
 from runtime.change_listener import ChangeListener, Signal, connect_with, signal_with

@@ -13,15 +13,15 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.testing import WorkflowEnvironment
 
-from memory import tables
 from memory.embeddings.model import EmbeddingUnavailable, Vectors
 from memory.embeddings.static_model import MODEL
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.embeddings import ReembedInput
 from tests.support.factories import note, unique_ref
 from workflows.reembed import ReembedWorkflow
 
-V = tables.embeddings
+EMBEDDINGS = tables.embeddings
 OLD_MODEL = "old/model-3"
 
 
@@ -35,7 +35,9 @@ class _Down:
 async def _models(engine: AsyncEngine, ref: str) -> dict[str, int]:
     async with engine.connect() as connection:
         rows = await connection.execute(
-            select(V.c.model, func.count()).where(V.c.memory_ref == ref).group_by(V.c.model)
+            select(EMBEDDINGS.c.model, func.count())
+            .where(EMBEDDINGS.c.memory_ref == ref)
+            .group_by(EMBEDDINGS.c.model)
         )
         return {model: count for model, count in rows.all()}
 
@@ -52,7 +54,7 @@ async def test_reembed_catches_up_and_retires_other_models(
     fine = await store.put_many(ref, [note(f"written with the model, fact {n}") for n in range(3)])
     async with engine.begin() as connection:
         await connection.execute(
-            insert(V),
+            insert(EMBEDDINGS),
             [
                 {
                     "tenant": ref.split("/")[2],

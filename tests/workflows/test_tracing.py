@@ -19,8 +19,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.contracts import DISTILL_MEMORY
-from memory.api_keys import ApiKeyStore
 from memory.store import PostgresMemoryStore
+from memory.tenants.api_keys import ApiKeyStore
 from runtime.tracing import tracing_requested
 from tests.support.http_app import free_port
 from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan, otlp_receiver

@@ -24,8 +24,8 @@ from temporalio.client import (
 )
 from temporalio.testing import WorkflowEnvironment
 
+from memory.redaction.vault import StaticSecretVault
 from memory.store import PostgresMemoryStore
-from memory.vault import StaticSecretVault
 from runtime.binaries import temporal_cli
 from schemas.errors import NON_RETRYABLE_CODES
 from tests.support.factories import note, unique_ref

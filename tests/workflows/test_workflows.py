@@ -12,7 +12,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from memory import tables
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from runtime.search_attributes import MEMORY_REF, TENANT
 from schemas.capabilities import MAX_TOKEN_BUDGET

@@ -1,7 +1,7 @@
 """Tier indexes: a capped-tier write counts and evicts within its own tier, reading a
 number of rows bounded by the tier's capacity (or the eviction itself), never the ref.
 
-Capacity (memory/capacity.py) counts the entries of one (memoryRef, tier) and picks its
+Capacity (memory/entries/capacity.py) counts the entries of one (memoryRef, tier) and picks its
 eviction victims on every write to a capped tier, under the tier lock. Before this
 revision both read every entry of the memoryRef (an episodic put took 87-109 ms next to
 100k semantic entries, against 4 ms for a semantic put):

@@ -12,7 +12,7 @@ inference watermark per memoryRef and each tenant's time zone.
   delete, TTL) or superseded by consolidation, whatever path removes it: one mechanism
   for every removal, like the MEMORY-INDEX counters. A deleted source also clears the
   spec, which is derived content. TTL paths declare themselves with the transaction
-  setting ``agent_memory.removal_reason = 'ttl'`` (memory/removal_reason.py), so their
+  setting ``agent_memory.removal_reason = 'ttl'`` (memory/events/removal_reason.py), so their
   commitments end ``expired`` rather than ``cancelled``.
 
 Revision ID: 0009

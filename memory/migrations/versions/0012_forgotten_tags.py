@@ -12,7 +12,7 @@
 - **Forget may redact a tag in the event log**, and only that. The log stays append-only
   in meaning: DELETE is still refused, and so is every UPDATE except one that, inside a
   transaction that declared ``agent_memory.event_redaction = 'forgotten-tags'`` (erasure
-  does, memory/forgotten_tags.py), changes nothing of an event but elements of its
+  does, memory/erasure/forgotten_tags.py), changes nothing of an event but elements of its
   ``tags`` array, each into the marker ``[FORGOTTEN]`` (same length, same order, same
   sequence, type, ids, versions and time).
 

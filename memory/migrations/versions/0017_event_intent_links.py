@@ -3,7 +3,7 @@
 - ``memory_events.intent_digest``: on every lifecycle event (memory.created, .updated,
   .deleted, .archived, .evicted, .expired) of an entry whose metadata holds
   ``openintent.scope.intent_id``, a keyed digest of (tenant, intent id)
-  (memory/intent_links.py); NULL on every other event. Never the intent id itself: it is
+  (memory/keyed_ids/intent_links.py); NULL on every other event. Never the intent id itself: it is
   free text, and the log carries ids and checksums only.
 - ``ix_events_intent`` serves ``GET /api/v1/intents/{intent_id}/events``: the events of
   tenant T linked to digest D after a time, oldest first, read in index order (no sort)

@@ -14,7 +14,7 @@ and embedding model.
 - One HNSW index per model, partial on the model and over the column cast to the model's
   dimension (pgvector indexes only fixed-dimension vectors; the column holds any
   dimension so a model change needs no schema change). The default model's index is made
-  here; another model's is made by memory/embeddings/vector_index.py when it is first
+  here; another model's is made by memory/indexes/vector_index.py when it is first
   used, with the same name rule.
 
 Revision ID: 0018
@@ -33,7 +33,7 @@ down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# Frozen copies of memory/embeddings/vector_index.py's rule for the default model.
+# Frozen copies of memory/indexes/vector_index.py's rule for the default model.
 DEFAULT_MODEL = "wordllama/l2_supercat-256"
 DEFAULT_DIMENSIONS = 256
 DEFAULT_INDEX = "ix_embeddings_hnsw_8b9b918b80b3"

@@ -6,7 +6,7 @@ kept where the writes already go:
 
 - **memory_ref_changes.work_seq**: bumped by the same statement-level triggers that bump
   ``change_seq`` (migration 0013), except in transactions that declare themselves
-  maintenance (``agent_memory.maintenance = 'on'``, set by memory/maintenance_writes.py
+  maintenance (``agent_memory.maintenance = 'on'``, set by memory/fleet/maintenance_writes.py
   for distillation, consolidation, inference, arming and garbage collection). A dream's
   own writes (the distilled entry, supersessions, TTL deletes) are therefore not new
   work, and a ref the dream left with nothing to do drops out.

@@ -1,7 +1,7 @@
 """API keys carry scopes: the routes that say so require one.
 
 A key still belongs to exactly one tenant; its scopes (RFC 0049 style strings such as
-``proposals:apply``, memory/api_keys.py checks their grammar) say what more it may do.
+``proposals:apply``, memory/tenants/api_keys.py checks their grammar) say what more it may do.
 Routes gate on a scope only where they say so, so every existing key keeps what it could
 do: the column defaults to no scopes.
 

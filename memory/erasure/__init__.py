@@ -1,0 +1,1 @@
+"""Forget and TTL reaching every copy of an entry's text, retention and garbage collection."""

@@ -1,0 +1,1 @@
+"""The append-only event log of each memoryRef, and reading it."""

@@ -1,0 +1,1 @@
+"""The fleet's selection of agents with work, and maintenance writes that are no new work."""

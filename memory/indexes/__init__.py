@@ -1,0 +1,1 @@
+"""Derived indexes of entry content (vectors), kept in step with it by the content writer."""

@@ -1,0 +1,1 @@
+"""Read snapshots: a memoryRef's live entries frozen at one instant."""

@@ -1,0 +1,1 @@
+"""What a tenant holds besides memory: its API keys and registered agents."""
