@@ -27,6 +27,7 @@ from runtime.binaries import temporal_cli
 from runtime.converter import data_converter
 from runtime.settings import Settings
 from tests.support.clock_workflows import WaitWorkflow
+from tests.support.scan import stale_index_rows
 from worker import build_worker
 
 if TYPE_CHECKING:
@@ -93,14 +94,16 @@ async def database_url(pg_server, template_database: str) -> str:
 
 @pytest.fixture
 async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    """The test's database. After the test: no derived index row of an entry (a vector)
+    was computed from content the entry no longer holds (the one writer of content,
+    memory/entries/content.py)."""
     engine = create_engine(database_url, pool_size=4)
     yield engine
-    await engine.dispose()
-
-
-@pytest.fixture
-async def store(engine: AsyncEngine) -> PostgresMemoryStore:
-    return PostgresMemoryStore(engine)
+    try:
+        stale = await stale_index_rows(engine)
+    finally:
+        await engine.dispose()
+    assert stale == [], f"index rows older than their entry's content: {stale}"
 
 
 # ---------------------------------------------------------------------- Temporal

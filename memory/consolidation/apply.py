@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory.consolidation.corpus import read_corpus
 from memory.consolidation.planner import Cluster, Plan, PlanEntry, plan_pass
 from memory.cpu_work import on_loop
+from memory.entries.content import rewrite_contents
 from memory.entries.lineage import MERGED_INTO
 from memory.events.event_log import PendingEvent, append_events
 from memory.keyed_ids.intent_links import IntentLinks, intent_id_column
@@ -73,7 +74,11 @@ async def consolidate(
     secrets: MemorySecretRegistry | None,
     progress: Progress,
     links: IntentLinks,
+    rewritten: set[str] | None = None,
 ) -> ConsolidationResult:
+    """One pass, inside the caller's transaction. ``rewritten`` collects the survivors
+    whose content re-redaction changed (left without a vector until the caller embeds
+    them after the commit)."""
     ref = request.memory_ref
     await lock(connection, consolidation_pass(ref))
     await lock(connection, memory_ref_order(ref))
@@ -104,6 +109,8 @@ async def consolidate(
         else await asyncio.to_thread(planner, entries, _thread_safe(progress))
     )
     applied = await _apply(connection, ref, plan, entries, pass_id, now, secrets, links)
+    if rewritten is not None:
+        rewritten.update(applied.rewritten)
     conflicts = await _record_conflicts(connection, ref, plan, pass_id, now)
     removed = [i for c in applied.clusters for i in (*c.merged, *c.superseded)]
     merged_ids = tuple(sorted(removed)) if len(removed) <= MAX_EVENT_MERGED_IDS else None
@@ -185,6 +192,7 @@ class _Applied:
     clusters: list[Cluster]
     events: list[PendingEvent]
     skipped: int
+    rewritten: tuple[str, ...] = ()
 
 
 async def _apply(
@@ -284,20 +292,22 @@ async def _apply(
             text(
                 "UPDATE memory_entries AS e SET "
                 "tags = ARRAY(SELECT jsonb_array_elements_text(v.tags::jsonb)), "
-                "content = v.content, content_sha256 = encode(sha256(convert_to(v.content, "
-                "'UTF8')), 'hex'), corroboration = v.corroboration::integer, "
+                "corroboration = v.corroboration::integer, "
                 "version = e.version + 1, updated_at = :now "
-                "FROM unnest(:ids, :tags, :contents, :counts) "
-                "AS v(id, tags, content, corroboration) "
+                "FROM unnest(:ids, :tags, :counts) AS v(id, tags, corroboration) "
                 "WHERE e.tenant = :tenant AND e.memory_ref = :ref AND e.id = v.id"
             ).bindparams(
                 texts("ids", [s[0] for s in survivors]),
                 texts("tags", [json.dumps(s[1]) for s in survivors]),
-                texts("contents", [s[2] for s in survivors]),
                 texts("counts", [str(s[3]) for s in survivors]),
             ),
             scope,
         )
+        # Merged content is re-redacted: a secret registered since a survivor was written
+        # changes its text, which the one writer sets with its indexes.
+        redacted = {s[0]: s[2] for s in survivors if s[2] != current[s[0]].content}
+        await rewrite_contents(connection, ref, redacted, now)
+        return _Applied(clusters, events, len(plan.clusters) - len(clusters), tuple(redacted))
     return _Applied(clusters, events, len(plan.clusters) - len(clusters))
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from memory.consolidation.apply import consolidate
 from memory.consolidation.undo import open_conflicts, superseded_entries, undo_pass
+from memory.indexes.vectors import EntryVectors
 from memory.input_gate import PASS_ID, checked, checked_int, possible
 from memory.redaction.chokepoint import MemorySecretRegistry
 from memory.storage.database import Database
@@ -25,8 +26,9 @@ Progress = Callable[[dict[str, object]], None]
 
 
 class Consolidations:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, vectors: EntryVectors | None = None) -> None:
         self.db = db
+        self.vectors = vectors
 
     async def consolidate(
         self,
@@ -37,15 +39,21 @@ class Consolidations:
     ) -> ConsolidationResult:
         """One pass over the ref's long-term entries, committed in one transaction."""
         request = checked(ConsolidateMemoryRequest, request)
+        rewritten: set[str] = set()
         async with self.db.writing() as connection:
-            return await consolidate(
+            result = await consolidate(
                 connection,
                 request,
                 now=self.db.now(),
                 secrets=secrets,
                 progress=progress,
                 links=self.db.intent_links,
+                rewritten=rewritten,
             )
+        if self.vectors is not None:
+            # Survivors re-redacted lost their vectors in the pass; embed the new text.
+            await self.vectors.catch_up_entries(request.memory_ref, sorted(rewritten))
+        return result
 
     async def undo(self, ref: MemoryRef, pass_id: str) -> UndoReport:
         if not possible(PASS_ID, pass_id):

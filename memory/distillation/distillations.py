@@ -11,6 +11,7 @@ from sqlalchemy import select
 from memory.distillation.memory_index import INDEX_PATH, index_digest, read_workspace_file
 from memory.distillation.packing import Distiller
 from memory.distillation.run import distill
+from memory.indexes.vectors import EntryVectors
 from memory.input_gate import TEXT_ID, possible
 from memory.redaction.chokepoint import MemorySecretRegistry
 from memory.storage import tables
@@ -24,8 +25,9 @@ Progress = Callable[[dict[str, object]], None]
 
 
 class Distillations:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, vectors: EntryVectors | None = None) -> None:
         self.db = db
+        self.vectors = vectors
 
     async def distill(
         self,
@@ -36,7 +38,12 @@ class Distillations:
         progress: Progress = lambda _: None,
     ) -> DistillationResult:
         return await distill(
-            self.db, request, secrets=secrets, distiller=distiller, progress=progress
+            self.db,
+            request,
+            secrets=secrets,
+            distiller=distiller,
+            progress=progress,
+            vectors=self.vectors,
         )
 
     async def archive_checksum(self, ref: MemoryRef, output_id: str) -> str | None:

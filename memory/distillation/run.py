@@ -37,9 +37,11 @@ from memory.distillation.packing import (
     SourceText,
 )
 from memory.distillation.queue import candidates_page, to_source
+from memory.entries.content import insert_entries
 from memory.entries.lineage import earliest_expiry, record_lineage
 from memory.entries.rows import live
 from memory.events.event_log import PendingEvent, append_events
+from memory.indexes.vectors import ComputedVectors, EntryVectors
 from memory.redaction.chokepoint import MemorySecretRegistry, write_redacted
 from memory.storage import tables
 from memory.storage.database import Database
@@ -143,7 +145,10 @@ async def distill(
     secrets: MemorySecretRegistry | None = None,
     distiller: Distiller | None = None,
     progress: Progress = lambda _: None,
+    vectors: EntryVectors | None = None,
 ) -> DistillationResult:
+    """``vectors``: the model that gives the distilled entry its vector in the commit
+    (None: the catch-up embeds it later)."""
     ref = request.memory_ref
     async with db.reading() as connection:
         done = await _committed_result(connection, ref, request.run_key)
@@ -169,7 +174,9 @@ async def distill(
         archive = build_archive(str(ref), request.token_budget, selection.outcome, distiller.name)
         progress({"phase": "committing", "archiveChecksum": archive.checksum})
         try:
-            return await commit(db, request, base, selection.outcome, archive, secrets)
+            return await commit(
+                db, request, base, selection.outcome, archive, secrets, vectors=vectors
+            )
         except _ClaimLost as lost:
             if lost.taken_by_others:
                 return base.model_copy(update={"status": "already-consumed"})
@@ -210,6 +217,8 @@ async def commit(
     outcome: DistillationOutcome,
     archive: Archive,
     secrets: MemorySecretRegistry | None,
+    *,
+    vectors: EntryVectors | None = None,
 ) -> DistillationResult:
     """Claim the sources and write everything the run produced, or nothing."""
     ref = request.memory_ref
@@ -217,6 +226,8 @@ async def commit(
     # The output passes the chokepoint like any other write (its sources were already
     # redacted, so this is belt and braces for distillers that generate text).
     content = write_redacted(outcome.output_text, secrets)
+    # Embedded before the transaction opens: a model call never holds it.
+    computed = await vectors.compute([content]) if vectors is not None else None
     async with db.writing() as connection:
         # One distillation per memoryRef commits at a time.
         await lock(connection, memory_ref_order(ref))
@@ -230,7 +241,7 @@ async def commit(
         )
         await _insert_archive(connection, ref, request, outcome, archive, content, now)
         tags = await _insert_distilled_entry(
-            connection, ref, request, outcome, archive, content, now
+            connection, ref, request, outcome, archive, content, now, computed
         )
         index, index_events = await _refresh_index(connection, ref, request, now, secrets)
         pending = _entry_events(ref, archive.output_id, tags) + index_events
@@ -383,32 +394,29 @@ async def _insert_distilled_entry(
     archive: Archive,
     content: str,
     now: datetime,
+    vectors: ComputedVectors | None,
 ) -> list[str]:
     tags = [DISTILLED_TAG, f"compacted-from:{request.run_key}"[:128]]
-    await connection.execute(
-        pg_insert(ENTRIES)
-        .values(
-            tenant=ref.tenant,
-            memory_ref=str(ref),
-            id=archive.output_id,
-            content=content,
-            content_sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
-            tags=tags,
-            tier=Tier.SEMANTIC.value,
-            version=1,
-            pinned=False,
-            priority=1,
-            metadata={
-                "archiveChecksum": archive.checksum,
-                "sourceCount": len(outcome.consumed),
-            },
-            created_at=now,
-            updated_at=now,
-            last_accessed_at=now,
-            expires_at=earliest_expiry(s.expires_at for s in outcome.consumed),
-        )
-        .on_conflict_do_nothing(index_elements=[ENTRIES.c.memory_ref, ENTRIES.c.id])
-    )
+    row = {
+        "tenant": ref.tenant,
+        "memory_ref": str(ref),
+        "id": archive.output_id,
+        "content": content,
+        "tags": tags,
+        "tier": Tier.SEMANTIC.value,
+        "version": 1,
+        "pinned": False,
+        "priority": 1,
+        "metadata": {
+            "archiveChecksum": archive.checksum,
+            "sourceCount": len(outcome.consumed),
+        },
+        "created_at": now,
+        "updated_at": now,
+        "last_accessed_at": now,
+        "expires_at": earliest_expiry(s.expires_at for s in outcome.consumed),
+    }
+    await insert_entries(connection, [row], now, vectors=vectors, skip_existing=True)
     return tags
 
 

@@ -10,18 +10,18 @@ commit in one transaction; capped tiers are made room in under their capacity lo
 
 from __future__ import annotations
 
-import hashlib
 import secrets as _random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, delete, insert, select, update
+from sqlalchemy import ColumnElement, case, delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.entries.capacity import evict_over_capacity
+from memory.entries.content import content_checksum, insert_entries, rewrite_entry
 from memory.entries.limits import StoreLimits
 from memory.entries.rows import live, to_host_entry
 from memory.events.event_log import (
@@ -30,7 +30,7 @@ from memory.events.event_log import (
     append_events,
     append_removal_events,
 )
-from memory.indexes.vectors import EntryVectors
+from memory.indexes.vectors import ComputedVectors, EntryVectors
 from memory.input_gate import ENTRY_ID, MAX_INT32, checked, checked_int, checked_value
 from memory.keyed_ids.intent_links import IntentLinks
 from memory.redaction.chokepoint import MemorySecretRegistry, write_redacted
@@ -67,10 +67,6 @@ ENTRIES = tables.entries
 def new_entry_id() -> str:
     """Sortable, unguessable ids: 48-bit millisecond time + 80 random bits."""
     return f"m{int(time.time() * 1000):012x}{_random.token_hex(10)}"
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class EntryWrites:
@@ -119,8 +115,7 @@ class EntryWrites:
         async with self.db.writing(within) as connection:
             for tier in capped_tiers:
                 await lock(connection, tier_capacity(ref, tier))
-            await _insert_rows(connection, rows)
-            await self.vectors.store(connection, rows, vectors, now)
+            await _insert_rows(connection, rows, vectors, now)
             for tier in capped_tiers:
                 pending.extend(
                     await evict_over_capacity(
@@ -156,27 +151,34 @@ class EntryWrites:
             attribution = checked(Attribution, attribution)
             refuse_secret_in_attribution(attribution, secrets)
         now = self.db.now()
-        values = self._changed_values(changes, secrets, attribution, now)
-        where = (scoped(ENTRIES, ref), ENTRIES.c.id == memory_id, live(now))
-        vectors = await self.vectors.compute([values["content"]] if "content" in values else [])
+        content = (
+            self._checked_content(changes.content, secrets) if changes.content is not None else None
+        )
+        values = self._changed_values(changes, content, secrets, attribution, now)
+        vectors = await self.vectors.compute([content] if content is not None else [])
         async with self.db.writing(within) as connection:
-            row = (
-                await connection.execute(
-                    update(ENTRIES)
-                    .where(*where, ENTRIES.c.version == expected_version)
-                    .values(**values)
-                    .returning(*tables.entry_columns)
-                )
-            ).first()
+            row = await rewrite_entry(
+                connection,
+                ref,
+                memory_id,
+                now,
+                content=content,
+                values=values,
+                where=(live(now), ENTRIES.c.version == expected_version),
+                vectors=vectors,
+            )
             if row is None:
                 current = (
-                    await connection.execute(select(ENTRIES.c.version).where(*where))
+                    await connection.execute(
+                        select(ENTRIES.c.version).where(
+                            scoped(ENTRIES, ref), ENTRIES.c.id == memory_id, live(now)
+                        )
+                    )
                 ).scalar_one_or_none()
                 if current is None:
                     raise EntryNotFound(memory_id)
                 raise VersionConflict(memory_id, expected_version, current)
             stored = dict(row._mapping)
-            await self.vectors.store(connection, [stored], vectors, now)
             events = _write_events(
                 ref,
                 stored,
@@ -253,13 +255,11 @@ class EntryWrites:
             ("subject", entry.subject),
         ):
             refuse_secret(name, value, secrets)
-        content = self._checked_content(entry.content, secrets)
         return {
             "tenant": ref.tenant,
             "memory_ref": str(ref),
             "id": entry.id or self._new_id(),
-            "content": content,
-            "content_sha256": _sha256(content),
+            "content": self._checked_content(entry.content, secrets),
             "tags": redact_tags(entry.tags, secrets),
             "tier": entry.tier.value,
             "namespace": entry.namespace,
@@ -279,22 +279,22 @@ class EntryWrites:
     def _changed_values(
         self,
         changes: EntryChanges,
+        content: str | None,
         secrets: MemorySecretRegistry | None,
         attribution: Attribution | None,
         now: datetime,
     ) -> dict[str, Any]:
+        """Every column an edit sets but the content and its checksum, which the one
+        writer sets (memory/entries/content.py)."""
         values: dict[str, Any] = {
             "version": ENTRIES.c.version + 1,
             "updated_at": now,
             "last_accessed_at": now,
         }
-        if changes.content is not None:
-            content = self._checked_content(changes.content, secrets)
-            values["content"] = content
-            values["content_sha256"] = _sha256(content)
+        if content is not None:
             # Edited content has not been distilled: clearing the consumed mark puts the
             # entry back in the distillation queue. Re-sending identical content is no edit.
-            unchanged = ENTRIES.c.content_sha256 == values["content_sha256"]
+            unchanged = ENTRIES.c.content_sha256 == content_checksum(content)
             values["distilled_into"] = case((unchanged, ENTRIES.c.distilled_into), else_=None)
             # Its size changed too: a parked "too large for the budget" mark is stale.
             values["distill_cost"] = case((unchanged, ENTRIES.c.distill_cost), else_=None)
@@ -356,10 +356,15 @@ def _write_events(
     ]
 
 
-async def _insert_rows(connection: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+async def _insert_rows(
+    connection: AsyncConnection,
+    rows: list[dict[str, Any]],
+    vectors: ComputedVectors | None,
+    now: datetime,
+) -> None:
     try:
         async with connection.begin_nested():
-            await connection.execute(insert(ENTRIES), rows)
+            await insert_entries(connection, rows, now, vectors=vectors)
     except IntegrityError as error:
         # Name the field, never the content. The savepoint keeps the outer
         # transaction usable so the caller's rollback is clean.

@@ -36,10 +36,11 @@ from datetime import datetime
 from typing import Any
 
 import rfc8785
-from sqlalchemy import any_, delete, func, insert, select, update
+from sqlalchemy import any_, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.distillation.packing import LINE_PREFIX
+from memory.entries.content import rewrite_entry
 from memory.entries.lineage import DISTILLED, derived_from, earliest_expiry
 from memory.erasure.forgotten_tags import erase_tag_names
 from memory.events.event_log import REMOVED_COLUMNS, PendingEvent, append_events, removal_event
@@ -334,21 +335,19 @@ async def _rewrite_distilled(
     expiry = earliest_expiry(
         r.expires_at for r in (await _current(connection, state, sources)).values()
     )
-    changed = (
-        await connection.execute(
-            update(ENTRIES)
-            .where(scoped(ENTRIES, state.ref), ENTRIES.c.id == output_id)
-            .values(
-                content=content,
-                content_sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
-                version=ENTRIES.c.version + 1,
-                updated_at=state.now,
-                expires_at=expiry,
-                metadata=ENTRIES.c.metadata.op("||")(func.jsonb_build_object(*_pairs(facts))),
-            )
-            .returning(ENTRIES.c.version)
-        )
-    ).first()
+    changed = await rewrite_entry(
+        connection,
+        state.ref,
+        output_id,
+        state.now,
+        content=content,
+        values={
+            "version": ENTRIES.c.version + 1,
+            "updated_at": state.now,
+            "expires_at": expiry,
+            "metadata": ENTRIES.c.metadata.op("||")(func.jsonb_build_object(*_pairs(facts))),
+        },
+    )
     if changed is not None:
         state.rewritten[output_id] = content
         state.versions[output_id] = int(changed.version)

@@ -17,6 +17,7 @@ from memory.entries.lineage import DISTILLED, derived_from, marked_under
 from memory.erasure.copies import ErasurePass, erase_in_ref
 from memory.erasure.copies import report as erasure_report
 from memory.events.removal_reason import declare_removal_reason
+from memory.indexes.vectors import EntryVectors
 from memory.input_gate import ENTRY_ID, TEXT_ID, checked, possible
 from memory.redaction.chokepoint import MemorySecretRegistry
 from memory.storage import tables
@@ -37,8 +38,9 @@ class _DryRun(Exception):
 
 
 class Erasure:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, vectors: EntryVectors | None = None) -> None:
         self.db = db
+        self.vectors = vectors
 
     async def erase(
         self,
@@ -136,5 +138,11 @@ class Erasure:
                 if dry_run:
                     raise _DryRun()
         except _DryRun:
-            pass
+            return erasure_report(str(ref), dry_run, passes)
+        if self.vectors is not None:
+            # Distilled entries rewritten without the erased text lost their vectors in
+            # the erasure's transaction; they get one of the text they now hold.
+            for state in passes:
+                kept = sorted(set(state.rewritten) - state.erased)
+                await self.vectors.catch_up_entries(state.ref, kept)
         return erasure_report(str(ref), dry_run, passes)

@@ -9,6 +9,10 @@ from sqlalchemy import Table, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory.storage import tables
+from memory.storage.tenant_scope import all_tenants
+
+# These scans read every tenant's rows on purpose (CTI-1's declaration).
+EVERY_TENANT = all_tenants("a test's scan of the whole database")
 
 SCANNED_TYPES = ("text", "jsonb", "json", "ARRAY", "bytea", "character varying")
 
@@ -21,7 +25,7 @@ async def tables_holding(engine: AsyncEngine, needle: str) -> list[str]:
                 text(
                     "SELECT table_name, column_name, data_type FROM information_schema.columns"
                     " WHERE table_schema = 'public' AND data_type = ANY(:types)"
-                ),
+                ).execution_options(**EVERY_TENANT),
                 {"types": list(SCANNED_TYPES)},
             )
         ).all()
@@ -33,7 +37,10 @@ async def tables_holding(engine: AsyncEngine, needle: str) -> list[str]:
                 condition = f'strpos("{column}"::text, :needle) > 0'
             hits = (
                 await connection.execute(
-                    text(f'SELECT count(*) FROM "{table}" WHERE {condition}'), {"needle": needle}
+                    text(f'SELECT count(*) FROM "{table}" WHERE {condition}').execution_options(
+                        **EVERY_TENANT
+                    ),
+                    {"needle": needle},
                 )
             ).scalar_one()
             if hits:
@@ -46,7 +53,9 @@ async def row_counts(engine: AsyncEngine) -> dict[str, int]:
     async with engine.connect() as connection:
         for table in tables.metadata.sorted_tables:
             counts[table.name] = (
-                await connection.execute(select(func.count()).select_from(table))
+                await connection.execute(
+                    select(func.count()).select_from(table).execution_options(**EVERY_TENANT)
+                )
             ).scalar_one()
     return counts
 
@@ -69,7 +78,7 @@ def _fingerprint_query() -> str:
     return "SELECT md5(concat_ws('|', " + ", ".join(parts) + "))"
 
 
-FINGERPRINT = text(_fingerprint_query())
+FINGERPRINT = text(_fingerprint_query()).execution_options(**EVERY_TENANT)
 
 
 async def fingerprint(engine: AsyncEngine) -> str:
@@ -94,3 +103,44 @@ async def tenant_checksum(engine: AsyncEngine, tenant: str) -> str:
             ).all()
             digest.update(f"{table.name}:{rows!r}".encode())
     return digest.hexdigest()
+
+
+# Every derived index row of an entry whose checksum is not the entry's current one (a
+# copy of text the entry no longer says). The one writer of content (memory/entries/
+# content.py) leaves none: tests/conftest.py checks every test's database for them.
+_STALE_INDEX_ROWS = text(
+    "SELECT v.memory_ref, v.entry_id, v.model FROM memory_embeddings v "
+    "JOIN memory_entries e ON e.memory_ref = v.memory_ref AND e.id = v.entry_id "
+    "WHERE v.content_sha256 <> e.content_sha256 ORDER BY 1, 2, 3"
+).execution_options(**EVERY_TENANT)
+
+
+async def stale_index_rows(engine: AsyncEngine) -> list[tuple[str, str, str]]:
+    """(memoryRef, entry id, model) of every vector computed from older content."""
+    async with engine.connect() as connection:
+        return [tuple(row) for row in (await connection.execute(_STALE_INDEX_ROWS)).all()]
+
+
+async def vectors_derived_from(engine: AsyncEngine, forgotten: str, k: int = 50) -> list[str]:
+    """The nearest neighbours of ``forgotten``'s vector (the offline model's, as stored)
+    that were computed from a text holding it: a vector stale against its entry, or the
+    vector of an entry whose content still says it. Empty when forget reached vectors."""
+    from memory.embeddings.choice import static_embedder
+    from memory.indexes.vectors import vector_text
+
+    embedder = static_embedder()
+    (query,) = await embedder.embed([forgotten])
+    nearest = text(
+        "SELECT v.entry_id, v.content_sha256 = e.content_sha256 AS current, e.content "
+        "FROM memory_embeddings v JOIN memory_entries e "
+        "ON e.memory_ref = v.memory_ref AND e.id = v.entry_id "
+        "WHERE v.model = :model "
+        "ORDER BY v.embedding <=> CAST(:query AS vector) LIMIT :k"
+    ).execution_options(**EVERY_TENANT)
+    async with engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                nearest, {"model": embedder.model.id, "query": vector_text(query), "k": k}
+            )
+        ).all()
+    return [row.entry_id for row in rows if not row.current or forgotten in row.content]
