@@ -28,6 +28,7 @@ from runtime.converter import data_converter
 from runtime.settings import Settings
 from tests.support.clock_workflows import WaitWorkflow
 from tests.support.scan import stale_index_rows
+from tests.support.scope_guard import ScopeWatch, watch_every_engine
 from worker import build_worker
 
 if TYPE_CHECKING:
@@ -104,6 +105,29 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     finally:
         await engine.dispose()
     assert stale == [], f"index rows older than their entry's content: {stale}"
+
+
+@pytest.fixture(scope="session")
+def tenant_scope_watch() -> Iterator[ScopeWatch]:
+    """CTI-1 over the whole run: every statement any engine of this process executes."""
+    scope_watch, stop = watch_every_engine()
+    yield scope_watch
+    stop()
+
+
+@pytest.fixture(autouse=True)
+def statements_stay_in_their_tenant(tenant_scope_watch: ScopeWatch) -> Iterator[None]:
+    """Fails a test that ran a statement on a tenant-carrying table without the tenant
+    scope (memory/storage/tenant_scope.py), naming it and the tables it left open."""
+    before = len(tenant_scope_watch.violations)
+    yield
+    left_open = tenant_scope_watch.violations[before:]
+    assert left_open == [], f"statements without a tenant scope (CTI-1): {left_open}"
+
+
+@pytest.fixture
+async def store(engine: AsyncEngine) -> PostgresMemoryStore:
+    return PostgresMemoryStore(engine)
 
 
 # ---------------------------------------------------------------------- Temporal

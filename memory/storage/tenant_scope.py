@@ -9,19 +9,22 @@ statements that must span tenants by design (the TTL sweep of every ref, API-key
 look-up by hash before the tenant is known), so they are declared, not accidental.
 
 ``unscoped_tables(statement)`` is the check: it lists the tenant-carrying tables a
-statement reads or writes without one of these clauses. The test suite runs it on every
-statement the product executes (tests/support/scope_guard.py), so a new table or query
+statement reads or writes without one of these clauses (raw SQL, which carries no table
+objects, by its text: it must compare ``tenant`` or ``memory_ref`` with a bound value).
+The test suite runs it on every statement any engine of a test process executes
+(tests/support/scope_guard.py, installed by tests/conftest.py), so a new table or query
 without the scope fails CI.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import ColumnElement, FromClause, Table, and_, bindparam
 from sqlalchemy.sql import Insert, operators, visitors
-from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ColumnClause
+from sqlalchemy.sql.elements import BinaryExpression, BindParameter, ColumnClause, TextClause
 from sqlalchemy.sql.selectable import Alias
 
 from memory.storage import tables
@@ -99,12 +102,28 @@ def _bound(value: Any) -> bool:
     return isinstance(value, BindParameter)
 
 
+# Raw SQL is scoped when it compares tenant or memory_ref with a bound value, or writes
+# a bound tenant (INSERT ... SELECT :tenant, ...).
+_TEXT_SCOPE = re.compile(r"\b(?:tenant|memory_ref)\s*=\s*:\w|\bSELECT\s+:tenant\b", re.I)
+
+
+def _unscoped_text(sql: str) -> set[str]:
+    named = {
+        table.name
+        for table in tenant_carrying_tables()
+        if re.search(rf"\b{re.escape(table.name)}\b", sql)
+    }
+    return named if named and not _TEXT_SCOPE.search(sql) else set()
+
+
 def unscoped_tables(statement: Any, params: Iterable[str] = ()) -> set[str]:
     """The tenant-carrying tables ``statement`` touches without a tenant or memoryRef
     condition against a bound value (or a join on tenant/memory_ref to a table that has
     one). Inserts are scoped by the values they write: the tenant comes from the ref."""
     if statement.get_execution_options().get(CROSS_TENANT_OPTION):
         return set()
+    if isinstance(statement, TextClause):
+        return _unscoped_text(statement.text)
     touched: set[Table] = set()
     scoped_tables: set[Table] = set()
     joined: list[tuple[Table, Table]] = []

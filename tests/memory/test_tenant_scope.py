@@ -233,3 +233,30 @@ async def test_every_statement_of_every_repository_is_scoped_to_the_caller(
     every_table = {table.name for table in tenant_carrying_tables()}
     untouched = every_table - _touched_tables(scope_watch) - TRIGGER_MAINTAINED
     assert untouched == set(), "tenant-carrying tables no repository statement reached"
+
+
+async def test_the_session_watch_catches_a_product_statement_without_the_scope(
+    store: PostgresMemoryStore,
+    tenant_scope_watch: ScopeWatch,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check tests/conftest.py runs after every test can fail: with the scope taken
+    out of one product read, the watch records that read (and not the test's own read
+    across every tenant, which is the test's, not the product's)."""
+    from sqlalchemy import true
+
+    import memory.fleet.selection as selection
+
+    ref = parse_memory_ref(SENTINEL_REF)
+    before = len(tenant_scope_watch.violations)
+    async with store.engine.connect() as connection:
+        await connection.execute(select(tables.entries.c.id))  # the test's own read
+    assert tenant_scope_watch.violations[before:] == []
+    await store.fleet_selection.work_seq(ref)
+    assert tenant_scope_watch.violations[before:] == []
+    monkeypatch.setattr(selection, "scoped", lambda table, ref: true())
+    await store.fleet_selection.work_seq(ref)
+    found = tenant_scope_watch.violations[before:]
+    # Taken back out, so this test's own teardown check does not fail it.
+    del tenant_scope_watch.violations[before:]
+    assert [tables_left for _, tables_left in found] == [{"memory_ref_changes"}]
