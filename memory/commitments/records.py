@@ -18,7 +18,7 @@ from memory.entries.rows import ENTRIES
 from memory.events.event_log import append_events
 from memory.storage import tables
 from memory.storage.sql_arrays import texts
-from memory.storage.tenant_scope import scoped
+from memory.storage.tenant_scope import all_tenants, scoped
 from schemas.commitments import (
     CommitmentDetail,
     CommitmentRecord,
@@ -268,8 +268,11 @@ async def deferred(
     query = select(func.count(), func.min(COMMITMENTS.c.next_at)).where(
         _DEFERRED, COMMITMENTS.c.next_at >= due_from
     )
-    if ref is not None:
-        query = query.where(scoped(COMMITMENTS, ref))
+    query = (
+        query.where(scoped(COMMITMENTS, ref))
+        if ref is not None
+        else query.execution_options(**all_tenants("the fleet horizon's deferred commitments"))
+    )
     count, earliest = (await connection.execute(query)).one()
     return int(count), earliest
 
@@ -288,6 +291,7 @@ async def refs_to_arm(
         .group_by(COMMITMENTS.c.tenant, COMMITMENTS.c.memory_ref)
         .order_by(COMMITMENTS.c.tenant, COMMITMENTS.c.memory_ref)
         .limit(limit)
+        .execution_options(**all_tenants("the fleet horizon arms every tenant's memoryRefs"))
     )
     if after is not None:
         query = query.where(tuple_(COMMITMENTS.c.tenant, COMMITMENTS.c.memory_ref) > tuple_(*after))
