@@ -1,10 +1,10 @@
 """Fleet dreams' activities: find the memoryRefs with work, and dream a batch of agents in
 one activity.
 
-A dream of one agent is the same six steps a DreamWorkflow schedules (distill under the
-budget, consolidate, infer commitments, arm them, propose automations of recurring
-requests, collect garbage), run here by calling
-the very same activity methods, so the two paths cannot drift. What changes is the
+A dream of one agent is the steps a DreamWorkflow schedules, declared once in
+activities/dream_steps.py (distill under the budget, consolidate, infer commitments, arm
+them, propose automations of recurring requests, collect garbage), run here in that
+order by calling the very same activity methods, so the two paths cannot drift. What changes is the
 Temporal cost: one activity for a batch of agents instead of four workflows and a dozen
 activities per agent. What stays:
 
@@ -36,14 +36,29 @@ from temporalio.exceptions import ApplicationError
 from activities.boundary import content_free
 from activities.commitment_activities import CommitmentActivities
 from activities.contracts import DREAM_AGENTS, FIND_DUE_REFS
+from activities.dream_steps import (
+    ARM,
+    COLLECT_GARBAGE_STEP,
+    CONSOLIDATE,
+    DISTILL,
+    DREAM_STEPS,
+    INFER,
+    PROPOSE,
+    runs_every_step,
+)
 from activities.heartbeat import progress
 from activities.memory_activities import MemoryActivities
 from activities.proposal_activities import ProposalActivities
 from memory.fleet.maintenance_writes import maintenance_writes
 from memory.fleet.selection import FleetSelection
 from runtime.product_metrics import DreamOutcome, ProductMetrics
-from schemas.commitments import ArmCommitmentsRequest, InferCommitmentsRequest
-from schemas.consolidation import ConsolidateMemoryRequest
+from schemas.commitments import (
+    ArmCommitmentsRequest,
+    ArmReport,
+    InferCommitmentsRequest,
+    InferenceResult,
+)
+from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.errors import ErrorCode
 from schemas.fleet import (
     AgentDream,
@@ -54,8 +69,13 @@ from schemas.fleet import (
     DueRefsRequest,
 )
 from schemas.memory_ref import MemoryRef
-from schemas.proposals import SynthesisRequest
-from schemas.workflow_io import DistillMemoryRequest, IndexRequest
+from schemas.proposals import SynthesisRequest, SynthesisResult
+from schemas.workflow_io import (
+    DistillationResult,
+    DistillMemoryRequest,
+    GarbageReport,
+    IndexRequest,
+)
 
 T = TypeVar("T")
 
@@ -124,50 +144,21 @@ class FleetActivities:
                 return None
 
         run_key = f"{request.run_key}/{ref}"
+        calls = self._step_calls(ref, request, run_key)
+        done: dict[str, Any] = {}
         with maintenance_writes():
             work_seq = await self.work.work_seq(ref)
-            distilled = await step(
-                "distill",
-                lambda: self.memory.distill_memory(
-                    DistillMemoryRequest(
-                        memory_ref=ref,
-                        token_budget=request.token_budget,
-                        run_key=run_key,
-                        # Unattended: an entry too large for the budget is reported.
-                        when_nothing_fits="defer",
-                    )
-                ),
-            )
-            consolidated = await step(
-                "consolidate",
-                lambda: self.memory.consolidate_memory(
-                    ConsolidateMemoryRequest(memory_ref=ref, run_key=run_key, trigger="scheduled")
-                ),
-            )
-            inferred = await step(
-                "infer",
-                lambda: self.commitments.infer_commitments(InferCommitmentsRequest(memory_ref=ref)),
-            )
-            armed = await step(
-                "arm",
-                # The batch hands its deferred commitments to the fleet's horizon at once.
-                lambda: self.commitments.arm_commitments(
-                    ArmCommitmentsRequest(memory_ref=ref, from_horizon=True)
-                ),
-            )
-            proposed = await step(
-                "propose",
-                lambda: self.proposals.synthesize_proposals(
-                    SynthesisRequest(memory_ref=ref, run_id=run_key)
-                ),
-            )
-            garbage = await step(
-                "collect-garbage",
-                lambda: self.memory.collect_garbage(IndexRequest(memory_ref=ref)),
-            )
+            for dream_step in DREAM_STEPS:
+                done[dream_step.name] = await step(dream_step.name, calls[dream_step.name])
+            distilled: DistillationResult | None = done[DISTILL.name]
             more_left = distilled is not None and distilled.deferred_count > 0
             if not failed and not more_left:
                 await self.work.mark_dreamed(ref, work_seq)
+        consolidated: ConsolidationResult | None = done[CONSOLIDATE.name]
+        inferred: InferenceResult | None = done[INFER.name]
+        armed: ArmReport | None = done[ARM.name]
+        proposed: SynthesisResult | None = done[PROPOSE.name]
+        garbage: GarbageReport | None = done[COLLECT_GARBAGE_STEP.name]
         status: AgentStatus = "failed" if failed else "more-left" if more_left else "dreamed"
         ProductMetrics.in_activity().dream("fleet", _DREAM_OUTCOMES[status])
         return AgentDream(
@@ -184,6 +175,40 @@ class FleetActivities:
             failed_steps=tuple(failed),
             next_deferred_at=armed.next_deferred_at if armed else None,
         )
+
+    def _step_calls(
+        self, ref: MemoryRef, request: DreamAgentsRequest, run_key: str
+    ) -> dict[str, Callable[[], Awaitable[Any]]]:
+        """How the batch runs each declared step for one agent."""
+        calls: dict[str, Callable[[], Awaitable[Any]]] = {
+            DISTILL.name: lambda: self.memory.distill_memory(
+                DistillMemoryRequest(
+                    memory_ref=ref,
+                    token_budget=request.token_budget,
+                    run_key=run_key,
+                    # Unattended: an entry too large for the budget is reported.
+                    when_nothing_fits="defer",
+                )
+            ),
+            CONSOLIDATE.name: lambda: self.memory.consolidate_memory(
+                ConsolidateMemoryRequest(memory_ref=ref, run_key=run_key, trigger="scheduled")
+            ),
+            INFER.name: lambda: self.commitments.infer_commitments(
+                InferCommitmentsRequest(memory_ref=ref)
+            ),
+            # The batch hands its deferred commitments to the fleet's horizon at once.
+            ARM.name: lambda: self.commitments.arm_commitments(
+                ArmCommitmentsRequest(memory_ref=ref, from_horizon=True)
+            ),
+            PROPOSE.name: lambda: self.proposals.synthesize_proposals(
+                SynthesisRequest(memory_ref=ref, run_id=run_key)
+            ),
+            COLLECT_GARBAGE_STEP.name: lambda: self.memory.collect_garbage(
+                IndexRequest(memory_ref=ref)
+            ),
+        }
+        runs_every_step("the fleet's batch", calls)
+        return calls
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.find_due_refs, self.dream_agents]

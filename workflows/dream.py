@@ -1,12 +1,13 @@
 """DreamWorkflow: the nightly routine a Temporal schedule starts.
 
-It runs distillation as a child workflow whose id is derived from the memoryRef, so two
+Its steps and their order are declared once, in activities/dream_steps.py, which the
+fleet's batch runs too: distillation, then consolidation of the long-term memory, then
+commitment inference and arming (after consolidation, so an intention merged into a
+survivor is inferred from the survivor), then proposals from recurring requests (inert
+until a reviewer applies one, workflows/proposal.py), then garbage collection.
+Distillation runs as a child workflow whose id is derived from the memoryRef, so two
 dreams for one memoryRef never run at once (a second one finds the child running and
-returns "skipped-overlap"), then consolidation of the long-term memory, then commitment
-inference and arming (after consolidation, so an intention merged into a survivor is
-inferred from the survivor), then synthesizes proposals from recurring requests (inert
-until a reviewer applies one, workflows/proposal.py), then collects garbage.
-Consolidation, inference and garbage collection are activities of the dream, each shown
+returns "skipped-overlap"). Consolidation, inference and garbage collection are activities of the dream, each shown
 in the UI with its summary: as child workflows they cost the Temporal server three more
 workflows per dream for nothing a user sees (a pass started by hand meanwhile is
 serialised with this one by the database's per-memoryRef lock, and the second finds
@@ -25,7 +26,9 @@ budget fails the run at once, naming the field (runtime/converter.py).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
@@ -39,18 +42,33 @@ from temporalio.exceptions import (
 
 with workflow.unsafe.imports_passed_through():
     from activities.contracts import (
+        ARM_COMMITMENTS,
         CHILD_WORKFLOW_IDS,
         COLLECT_GARBAGE,
         CONSOLIDATE_MEMORY,
+        INFER_COMMITMENTS,
         SYNTHESIZE_PROPOSALS,
+    )
+    from activities.dream_steps import (
+        ARM,
+        COLLECT_GARBAGE_STEP,
+        CONSOLIDATE,
+        DISTILL,
+        DREAM_STEPS,
+        INFER,
+        PROPOSE,
+        runs_every_step,
     )
     from runtime.product_metrics import DreamOutcome, ProductMetrics
     from runtime.search_attributes import attributes_of, updates_of
     from runtime.workflow_ids import PLAIN
     from schemas.commitments import (
+        ArmCommitmentsRequest,
+        ArmReport,
         CommitmentInferenceInput,
         CommitmentInferenceResult,
         InferCommitmentsRequest,
+        InferenceResult,
     )
     from schemas.consolidation import (
         ConsolidateMemoryRequest,
@@ -70,7 +88,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.activity_calls import call
-    from workflows.commitment_inference import CommitmentInferenceWorkflow, infer_and_arm
+    from workflows.commitment_inference import CommitmentInferenceWorkflow
     from workflows.consolidation import ConsolidationWorkflow
     from workflows.distillation import DistillationWorkflow
 
@@ -79,6 +97,9 @@ with workflow.unsafe.imports_passed_through():
 STEPS_AS_ACTIVITIES = "dream-steps-as-activities"
 # Reviewable learning (RFC 0096): recurring requests become inert proposals.
 SYNTHESIZE_STEP = "dream-proposals"
+# The steps declared once (activities/dream_steps.py): arming runs after a failed
+# inference, as in the fleet's batch.
+ARM_AFTER_FAILED_INFERENCE = "dream-arm-after-failed-inference"
 
 
 def distillation_workflow_id(memory_ref: MemoryRef | str) -> str:
@@ -94,6 +115,11 @@ def dream_workflow_id(memory_ref: MemoryRef | str) -> str:
 
 @workflow.defn
 class DreamWorkflow:
+    def __init__(self) -> None:
+        # What the commitment steps pass on: arming reports with the inference before it.
+        self._inference: InferenceResult | None = None
+        self._inferred_by_child: CommitmentInferenceResult | None = None
+
     @workflow.run
     async def run(self, request: DreamInput) -> DreamResult:
         metrics = ProductMetrics.in_workflow()
@@ -110,46 +136,30 @@ class DreamWorkflow:
         workflow.upsert_search_attributes(updates_of(ref))
         workflow.set_current_details(f"Dreaming over {ref}")
         failure: ChildWorkflowError | ActivityError | None = None
-        distillation: DistillationResult | None = None
         self._ids = await self._child_ids(ref)
-        try:
-            distillation = await self._distill(ref, request.token_budget)
-        except WorkflowAlreadyStartedError:
-            # The dream that is running consolidates and collects garbage itself.
-            workflow.logger.warning("another dream is distilling this memoryRef; skipping")
-            workflow.set_current_details("Skipped: a dream for this memoryRef is running")
-            return DreamResult(memory_ref=str(ref), tenant=ref.tenant, status="skipped-overlap")
-        except ChildWorkflowError as error:
-            # The run still fails visibly, but the other maintenance does not stop with it.
-            workflow.set_current_details("Distillation failed; maintenance goes on")
-            failure = error
-        consolidation: ConsolidationResult | None = None
-        # Dreams recorded before consolidation joined them replay without it.
-        if workflow.patched("dream-consolidation"):
+        done: dict[str, Any] = {}
+        # The steps and their order come from activities/dream_steps.py, as the fleet's.
+        for step in DREAM_STEPS:
             try:
-                consolidation = await self._consolidate(ref)
+                done[step.name] = await self._steps[step.name](request)
             except WorkflowAlreadyStartedError:
-                workflow.logger.warning("a consolidation of this memoryRef is running; skipping")
+                if step is DISTILL:
+                    # The dream that is running consolidates and collects garbage itself.
+                    workflow.logger.warning("another dream is distilling this memoryRef")
+                    workflow.set_current_details("Skipped: a dream for this memoryRef is running")
+                    return DreamResult(
+                        memory_ref=str(ref), tenant=ref.tenant, status="skipped-overlap"
+                    )
+                workflow.logger.warning("a %s of this memoryRef is running; skipping", step.name)
             except (ChildWorkflowError, ActivityError) as error:
+                if step is DISTILL:
+                    # The run still fails visibly, but the other maintenance goes on.
+                    workflow.set_current_details("Distillation failed; maintenance goes on")
                 failure = failure or error
-        commitments: CommitmentInferenceResult | None = None
-        if workflow.patched("dream-commitments"):
-            try:
-                commitments = await self._infer_commitments(ref)
-            except WorkflowAlreadyStartedError:
-                workflow.logger.warning("a commitment inference of this memoryRef is running")
-            except (ChildWorkflowError, ActivityError) as error:
-                failure = failure or error
-        proposals: SynthesisResult | None = None
-        # Dreams recorded before reviewable learning replay without synthesis.
-        if workflow.patched(SYNTHESIZE_STEP):
-            try:
-                proposals = await self._synthesize_proposals(ref)
-            except ActivityError as error:
-                failure = failure or error
-        garbage = await self._collect_garbage(ref)
+        distillation: DistillationResult | None = done.get(DISTILL.name)
         if failure is not None or distillation is None:
             raise failure or ApplicationError("distillation returned nothing")
+        consolidation: ConsolidationResult | None = done.get(CONSOLIDATE.name)
         details = (
             f"Done: {distillation.status}, {distillation.source_count} sources, "
             f"{distillation.tokens_used} tokens"
@@ -163,10 +173,33 @@ class DreamWorkflow:
             status="completed",
             distillation=distillation,
             consolidation=consolidation,
-            commitments=commitments,
-            proposals=proposals,
-            garbage=garbage,
+            commitments=self._commitments(done),
+            proposals=done.get(PROPOSE.name),
+            garbage=done.get(COLLECT_GARBAGE_STEP.name),
         )
+
+    def _commitments(self, done: dict[str, Any]) -> CommitmentInferenceResult | None:
+        """Inference and arming, reported together (DreamResult.commitments)."""
+        if self._inferred_by_child is not None:
+            return self._inferred_by_child
+        inference, armed = done.get(INFER.name), done.get(ARM.name)
+        if inference is None or armed is None:
+            return None
+        return CommitmentInferenceResult(inference=inference, armed=armed)
+
+    @property
+    def _steps(self) -> dict[str, Callable[[DreamInput], Awaitable[Any]]]:
+        """How this workflow runs each declared step (activities/dream_steps.py)."""
+        table: dict[str, Callable[[DreamInput], Awaitable[Any]]] = {
+            DISTILL.name: self._distill,
+            CONSOLIDATE.name: self._consolidate,
+            INFER.name: self._infer,
+            ARM.name: self._arm,
+            PROPOSE.name: self._synthesize_proposals,
+            COLLECT_GARBAGE_STEP.name: self._collect_garbage,
+        }
+        runs_every_step("DreamWorkflow", table)
+        return table
 
     async def _child_ids(self, ref: MemoryRef) -> ChildWorkflowIds:
         # Dreams recorded before opaque ids replay with the readable ones.
@@ -180,7 +213,8 @@ class DreamWorkflow:
             summary="child workflow ids",
         )
 
-    async def _distill(self, ref: MemoryRef, token_budget: int | None) -> DistillationResult:
+    async def _distill(self, request: DreamInput) -> DistillationResult:
+        ref, token_budget = request.memory_ref, request.token_budget
         return await workflow.execute_child_workflow(
             DistillationWorkflow.run,
             # Unattended: an entry too large for the budget is reported, never a failure.
@@ -191,7 +225,11 @@ class DreamWorkflow:
             static_summary=f"distill {ref}",
         )
 
-    async def _consolidate(self, ref: MemoryRef) -> ConsolidationResult:
+    async def _consolidate(self, request: DreamInput) -> ConsolidationResult | None:
+        ref = request.memory_ref
+        # Dreams recorded before consolidation joined them replay without it.
+        if not workflow.patched("dream-consolidation"):
+            return None
         if workflow.patched(STEPS_AS_ACTIVITIES):
             info = workflow.info()
             return await call(
@@ -202,7 +240,7 @@ class DreamWorkflow:
                     trigger="scheduled",
                 ),
                 policies.CONSOLIDATE,
-                summary="consolidate: merge duplicates, supersede stale keys, record conflicts",
+                summary=CONSOLIDATE.summary,
             )
         return await workflow.execute_child_workflow(
             ConsolidationWorkflow.run,
@@ -213,10 +251,20 @@ class DreamWorkflow:
             static_summary=f"consolidate {ref}",
         )
 
-    async def _infer_commitments(self, ref: MemoryRef) -> CommitmentInferenceResult:
+    async def _infer(self, request: DreamInput) -> InferenceResult | None:
+        ref = request.memory_ref
+        if not workflow.patched("dream-commitments"):
+            return None
         if workflow.patched(STEPS_AS_ACTIVITIES):
-            return await infer_and_arm(InferCommitmentsRequest(memory_ref=ref))
-        return await workflow.execute_child_workflow(
+            self._inference = await call(
+                INFER_COMMITMENTS,
+                InferCommitmentsRequest(memory_ref=ref),
+                policies.INFER,
+                summary=INFER.summary,
+            )
+            return self._inference
+        # Dreams recorded before then ran inference and arming as one child workflow.
+        self._inferred_by_child = await workflow.execute_child_workflow(
             CommitmentInferenceWorkflow.run,
             CommitmentInferenceInput(memory_ref=ref),
             id=self._ids.inference,
@@ -224,22 +272,41 @@ class DreamWorkflow:
             search_attributes=attributes_of(ref),
             static_summary=f"infer commitments of {ref}",
         )
+        return self._inferred_by_child.inference
 
-    async def _synthesize_proposals(self, ref: MemoryRef) -> SynthesisResult:
+    async def _arm(self, request: DreamInput) -> ArmReport | None:
+        if not workflow.patched("dream-commitments") or self._inferred_by_child is not None:
+            return None  # not yet a step, or armed by the inference child of older dreams
+        # Arming resumes what earlier runs recorded, so it runs after a failed inference
+        # too (the fleet always did); dreams recorded before skipped it then.
+        if self._inference is None and not workflow.patched(ARM_AFTER_FAILED_INFERENCE):
+            return None
+        return await call(
+            ARM_COMMITMENTS,
+            ArmCommitmentsRequest(memory_ref=request.memory_ref),
+            policies.ARM,
+            summary=ARM.summary,
+        )
+
+    async def _synthesize_proposals(self, request: DreamInput) -> SynthesisResult | None:
+        # Dreams recorded before reviewable learning replay without synthesis.
+        if not workflow.patched(SYNTHESIZE_STEP):
+            return None
+        ref = request.memory_ref
         info = workflow.info()
         return await call(
             SYNTHESIZE_PROPOSALS,
             SynthesisRequest(memory_ref=ref, run_id=f"{info.workflow_id}/{info.run_id}"),
             policies.SYNTHESIZE,
-            summary="propose automations for recurring requests (inert until applied)",
+            summary=PROPOSE.summary,
         )
 
-    async def _collect_garbage(self, ref: MemoryRef) -> GarbageReport:
+    async def _collect_garbage(self, request: DreamInput) -> GarbageReport:
         return await call(
             COLLECT_GARBAGE,
-            IndexRequest(memory_ref=ref),
+            IndexRequest(memory_ref=request.memory_ref),
             policies.MAINTENANCE,
-            summary="expire entries, archives and snapshots",
+            summary=COLLECT_GARBAGE_STEP.summary,
         )
 
 
