@@ -1,20 +1,19 @@
 """DreamWorkflow: the nightly routine a Temporal schedule starts.
 
-Its steps and their order are declared once, in activities/dream_steps.py, which the
-fleet's batch runs too: distillation, then consolidation of the long-term memory, then
-commitment inference and arming (after consolidation, so an intention merged into a
-survivor is inferred from the survivor), then proposals from recurring requests (inert
-until a reviewer applies one, workflows/proposal.py), then garbage collection.
-Distillation runs as a child workflow whose id is derived from the memoryRef, so two
-dreams for one memoryRef never run at once (a second one finds the child running and
-returns "skipped-overlap"). Consolidation, inference and garbage collection are activities of the dream, each shown
-in the UI with its summary: as child workflows they cost the Temporal server three more
-workflows per dream for nothing a user sees (a pass started by hand meanwhile is
-serialised with this one by the database's per-memoryRef lock, and the second finds
-nothing left to merge). Dreams recorded before that (patch ``dream-steps-as-activities``)
-replay with their children.
-Every step runs whether the one before succeeded or failed: one failing step must not
-also stop the others; the dream then fails with the first failure.
+Its steps and their order are declared once, in activities/dream_steps.py, which the fleet's
+batch runs too: distillation, then consolidation of the long-term memory, then commitment
+inference and arming (after consolidation, so an intention merged into a survivor is
+inferred from the survivor), then proposals from recurring requests (inert until a reviewer
+applies one, workflows/proposal.py), then garbage collection. Distillation runs as a child
+workflow whose id is derived from the memoryRef, so two dreams for one memoryRef never run
+at once (a second one finds the child running and returns "skipped-overlap"). Consolidation,
+inference and garbage collection are activities of the dream, each shown in the UI with its
+summary: as child workflows they cost the Temporal server three more workflows per dream for
+nothing a user sees (a pass started by hand meanwhile is serialised with this one by the
+database's per-memoryRef lock, and the second finds nothing left to merge). Dreams recorded
+before that (patch ``dream-steps-as-activities``) replay with their children. Every step
+runs whether the one before succeeded or failed: one failing step must not also stop the
+others; the dream then fails with the first failure.
 
 With payload encryption the children's ids carry a keyed hash instead of the memoryRef
 (runtime/workflow_ids.py): child ids are recorded in clear in this history. The worker

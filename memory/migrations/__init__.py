@@ -1,0 +1,1 @@
+"""The store's schema history (Alembic); memory/storage/engines.py runs it to head."""

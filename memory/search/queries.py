@@ -13,7 +13,6 @@ compiled once (per shape for the tag query) and run on the pooled asyncpg connec
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Integer, bindparam, func, select, update
@@ -42,11 +41,11 @@ from memory.input_gate import (
     read_query,
 )
 from memory.search.ranking import EntrySearch
+from memory.search.read_budget import within_budget
 from memory.storage import tables
 from memory.storage.database import Database
 from memory.storage.prepared import Prepared
 from memory.storage.tenant_scope import scope_params, scoped_by_params
-from memory.tokens import count_tokens
 from schemas.errors import InvalidInput
 from schemas.memory_entry import (
     MAX_LIST_LIMIT,
@@ -115,23 +114,6 @@ def _query_statement(shape: Shape) -> Prepared:
             .offset(_page("offset"))
         )
     return found
-
-
-def within_budget(rows: Sequence[Any], budget: int) -> list[Any]:
-    """RFC 0113: the longest prefix of ``rows`` (already ranked) whose contents count at
-    most ``budget`` tokens together, leaving out whole any entry larger than the whole
-    budget on its own. Tokens are counted only until the prefix ends."""
-    kept: list[Any] = []
-    used = 0
-    for row in rows:
-        tokens = count_tokens(row.content)
-        if tokens > budget:
-            continue  # could never fit: omitted, never truncated
-        if used + tokens > budget:
-            break
-        kept.append(row)
-        used += tokens
-    return kept
 
 
 class EntryQueries:

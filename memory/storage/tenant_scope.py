@@ -107,7 +107,13 @@ def _bound(value: Any) -> bool:
 _TEXT_SCOPE = re.compile(r"\b(?:tenant|memory_ref)\s*=\s*:\w|\bSELECT\s+:tenant\b", re.I)
 
 
+_DML = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b", re.I)
+
+
 def _unscoped_text(sql: str) -> set[str]:
+    """Raw SQL reading or writing rows (schema changes are not reads of a tenant)."""
+    if not _DML.match(sql):
+        return set()
     named = {
         table.name
         for table in tenant_carrying_tables()

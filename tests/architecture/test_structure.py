@@ -1,5 +1,7 @@
-"""The shape of the product code: no import cycle, no module over 500 lines (migrations
-and data tables aside), and the store facade's public names held still.
+"""The shape of the product code: no import cycle between modules, none between the
+folders of memory/ or between the top-level packages, no module over 500 lines
+(migrations and data tables aside), the store facade's public names held still, and the
+README's "where each guarantee lives" table naming paths that exist.
 
 Imports are read with the standard library's ast, so the check needs nothing installed
 and sees imports inside functions too (a cycle hidden in a function body is still a
@@ -9,6 +11,7 @@ cycle a reader has to follow).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from memory.store import PostgresMemoryStore
@@ -162,6 +165,78 @@ def test_product_code_has_no_import_cycle() -> None:
     graph = import_graph()
     assert "memory.store" in graph and "memory.entries.writes" in graph
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def folder_of(module: str) -> str:
+    """The unit of the folder check: a memory/ module's folder (``memory.entries``) or the
+    module itself when it lies at memory/'s top (``memory.store``); elsewhere the
+    top-level package (``api``)."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "memory" else parts[0]
+
+
+def folder_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        source = folder_of(module)
+        graph.setdefault(source, set()).update(
+            folder_of(target) for target in targets if folder_of(target) != source
+        )
+    return graph
+
+
+def test_no_folder_imports_one_that_imports_it_back() -> None:
+    """Within memory/, and between the product's packages: concerns stack, so a reader
+    can follow any of them down without coming back up."""
+    graph = folder_graph()
+    assert "memory.entries" in graph and "memory.search" in graph["memory.store"]
+    memory = {
+        source: {target for target in targets if target.split(".")[0] == "memory"}
+        for source, targets in graph.items()
+        if source.split(".")[0] == "memory"
+    }
+    assert find_cycle(memory) is None, " -> ".join(find_cycle(memory) or [])
+    packages: dict[str, set[str]] = {}
+    for source, targets in graph.items():
+        packages.setdefault(source.split(".")[0], set()).update(
+            target.split(".")[0]
+            for target in targets
+            if target.split(".")[0] != source.split(".")[0]
+        )
+    assert find_cycle(packages) is None, " -> ".join(find_cycle(packages) or [])
+
+
+def test_the_folder_check_finds_a_loop_between_folders() -> None:
+    graph = {"memory.a": {"memory.b"}, "memory.b": {"memory.a"}}
+    assert find_cycle(graph) == ["memory.a", "memory.b", "memory.a"]
+    assert folder_of("memory.entries.content") == "memory.entries"
+    assert folder_of("memory.store") == "memory.store"
+    assert folder_of("api.routes.x") == "api"
+
+
+# The guarantees a reader asks "where is ..." about (DESIGN.md, issue 37): each must have
+# a row of the README's table.
+GUARANTEES = (
+    "token budget",
+    "fires once",
+    "SR-1",
+    "forget",
+    "tenant isolation",
+    "proposal",
+    "search ranking",
+    "fleet's selection",
+)
+
+
+def test_the_readme_says_where_each_guarantee_lives_with_paths_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("## Where each guarantee lives", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    for guarantee in GUARANTEES:
+        assert any(guarantee in row.split("|")[1] for row in rows), guarantee
+    paths = re.findall(r"`([\w./-]+/[\w./-]*|[\w-]+\.py)`", table)
+    assert len(paths) >= len(GUARANTEES)
+    assert [path for path in paths if not (ROOT / path).exists()] == []
 
 
 def test_no_product_module_over_500_lines() -> None:

@@ -1,4 +1,4 @@
-"""The README's conformance command works against a deployment named only by the
+"""docs/conformance.md's command works against a deployment named only by the
 environment: run here (for its discovery scenario) against this suite's API, in a
 separate pytest process, as a user would run it."""
 
@@ -11,13 +11,13 @@ import sys
 import uuid
 from pathlib import Path
 
-from tests.support.docs_blocks import README
+from tests.support.docs_blocks import doc
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def test_the_readme_conformance_command_runs_against_a_url(running_api) -> None:
-    text = README.read_text()
+async def test_the_documented_conformance_command_runs_against_a_url(running_api) -> None:
+    text = doc("conformance").read_text()
     assert "OPENWOP_BASE_URL=" in text and "pytest -p no:randomly tests/conformance" in text
     a, b = ("ext" + uuid.uuid4().hex[:8] for _ in range(2))
     env = {

@@ -21,7 +21,7 @@ from memory.store import PostgresMemoryStore
 from runtime.binaries import temporal_cli
 from runtime.settings import Settings
 from schemas.memory_entry import Tier
-from tests.support.docs_blocks import README, block_commands
+from tests.support.docs_blocks import README, block_commands, doc
 from tests.support.factories import note
 from tests.support.waiting import eventually
 from worker import build_worker
@@ -112,7 +112,7 @@ async def test_readme_consolidation_commands_run_a_pass(
             note("The trial lasts 21 days", tier=Tier.SEMANTIC),
         ],
     )
-    commands = block_commands(README, "temporal-cli-consolidation")
+    commands = block_commands(doc("consolidation"), "temporal-cli-consolidation")
     assert [c.split()[1:3] for c in commands] == [
         ["workflow", "start"],
         ["workflow", "result"],
@@ -138,7 +138,7 @@ async def test_readme_commitment_commands_infer_signal_and_cancel(
 ) -> None:
     address = temporal_env.client.service_client.config.target_host
     await store.put(REF, note("Remind me when the SOC2 report is filed", id="mem-88"))
-    commands = block_commands(README, "temporal-cli-commitments")
+    commands = block_commands(doc("commitments"), "temporal-cli-commitments")
     assert [c.split()[1:3] for c in commands] == [
         ["workflow", "start"],
         ["workflow", "result"],
@@ -191,7 +191,7 @@ async def test_readme_reembed_commands_embed_what_has_no_vector(
     written = await off.put_many(
         REF, [note(f"written before the model, fact {n}") for n in range(5)]
     )
-    commands = block_commands(README, "temporal-cli-reembed")
+    commands = block_commands(doc("search"), "temporal-cli-reembed")
     assert [c.split()[1:3] for c in commands] == [["workflow", "start"], ["workflow", "result"]]
     worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
     async with worker:

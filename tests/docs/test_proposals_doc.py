@@ -1,7 +1,7 @@
-"""The README's proposals block, run verbatim (memoryctl and the `temporal` binary as a
-user runs them) against the quick start's demo routine: the first dream of
+"""docs/proposals.md's proposals block, run verbatim (memoryctl and the `temporal` binary
+as a user runs them) against the quick start's demo routine: the first dream of
 mem://acme/support-agent proposes exactly one automation, the printed id is the one the
-README names, apply installs the schedule `temporal schedule list` shows, a trigger
+doc names, apply installs the schedule `temporal schedule list` shows, a trigger
 runs the agent, and rejecting another proposal leaves nothing installed."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from runtime.settings import Settings
 from runtime.workflow_ids import PLAIN
 from schemas.memory_ref import parse_memory_ref
 from schemas.workflow_io import DreamInput
-from tests.support.docs_blocks import README, block_commands
+from tests.support.docs_blocks import block_commands, doc
 from tests.support.proposals import last_mondays, seed_routine
 from tests.support.waiting import eventually
 from worker import build_worker
@@ -61,7 +61,7 @@ async def test_the_readme_proposal_block_applies_the_demo_routine(
     client = temporal_env.client
     address = client.service_client.config.target_host
     env = {"DATABASE_URL": database_url, "TEMPORAL_ADDRESS": address}
-    commands = block_commands(README, "proposals")
+    commands = block_commands(doc("proposals"), "proposals")
     assert [c.split()[:3] for c in commands] == [
         ["memoryctl", "proposals", "list"],
         ["memoryctl", "proposals", "show"],
@@ -73,7 +73,7 @@ async def test_the_readme_proposal_block_applies_the_demo_routine(
     await seed_weekly_routine(store, DEMO_REF)  # what the quick start seeds
     other_ref = f"mem://acme/agent-{uuid.uuid4().hex[:6]}"
     await seed_routine(engine, other_ref, last_mondays(3))
-    # The README's commands target the default task queue, as the quick start's worker.
+    # The doc's commands target the default task queue, as the quick start's worker.
     async with build_worker(client, Settings(), store, StaticSecretVault({})):
         dream = await client.execute_workflow(
             DreamWorkflow.run,
