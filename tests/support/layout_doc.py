@@ -82,7 +82,9 @@ def main(argv: list[str]) -> int:
     fresh = rewritten(text)
     if "--check" in argv:
         if fresh != text:
-            print("docs/architecture.md's layout is out of date: python -m tests.support.layout_doc")
+            print(
+                "docs/architecture.md's layout is out of date: python -m tests.support.layout_doc"
+            )
             return 1
         return 0
     ARCHITECTURE.write_text(fresh)
