@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import hypothesis.core
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from temporalio.testing import WorkflowEnvironment
@@ -27,6 +28,13 @@ from runtime.binaries import temporal_cli
 from runtime.converter import data_converter
 from runtime.settings import Settings
 from tests.support.clock_workflows import WaitWorkflow
+from tests.support.fuzzing import (
+    CASES_VARIABLE,
+    FUZZ_CASES,
+    SEED_VARIABLE,
+    replay_command,
+    run_seed,
+)
 from tests.support.scan import stale_index_rows
 from tests.support.scope_guard import ScopeWatch, watch_every_engine
 from worker import build_worker
@@ -36,6 +44,28 @@ if TYPE_CHECKING:
 
 TEMPLATE_DB = "memory_template"
 _db_counter = itertools.count()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One seed for every fuzzer of the run (tests/support/fuzzing.py): chosen here,
+    before pytest-xdist starts its workers, which inherit it through the environment."""
+    hypothesis.core.global_force_seed = run_seed()  # type: ignore[assignment]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return (
+        f"fuzzers: {FUZZ_CASES} cases each from seed {run_seed()} "
+        f"(replay: {SEED_VARIABLE}={run_seed()} {CASES_VARIABLE}={FUZZ_CASES} ./run-tests.sh ...)"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failing Hypothesis test says how to replay it."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.failed and getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        report.sections.append(("replay", replay_command(item.nodeid)))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

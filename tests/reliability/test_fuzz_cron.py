@@ -10,16 +10,16 @@ import itertools
 import uuid
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
 from memoryctl.dream_schedules import schedule_id_for
+from tests.support.fuzzing import fuzz_settings
 from tests.support.hostile_input import MARKER, hostile_text
 from tests.support.memoryctl_inprocess import memoryctl
 
-CASES = 300
 _numbers = itertools.count()
 
 FIELD = st.sampled_from(
@@ -54,13 +54,7 @@ def cron_env(temporal_env: WorkflowEnvironment, database_url: str) -> dict[str, 
     return {"DATABASE_URL": database_url, "TEMPORAL_ADDRESS": address, "COLUMNS": "200"}
 
 
-@settings(
-    max_examples=CASES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzz_settings()
 @given(cron=crons)
 async def test_hostile_cron_strings_create_a_schedule_or_fail_naming_cron(
     temporal_env: WorkflowEnvironment, cron_env: dict[str, str], cron: str

@@ -17,19 +17,19 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from api.app import create_app
 from api.services import ApiServices
 from memory.tenants.api_keys import ApiKeyStore
 from runtime.settings import Settings
+from tests.support.fuzzing import fuzz_settings
 from tests.support.hostile_input import MARKER, hostile_text, json_values
 from tests.support.scan import fingerprint
 
 pytestmark = pytest.mark.slow
 
-FUZZ_CASES = 5_000
 TENANT = "fuzz-tenant"
 CREATE_FIELDS = [
     *("agent_id", "namespace", "key", "value", "memory_type", "scope", "tags", "ttl"),
@@ -225,11 +225,7 @@ async def fuzz_client(engine, store, vault):
         yield client, key
 
 
-@settings(
-    max_examples=FUZZ_CASES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzz_settings()
 @given(request=requests())
 async def test_hostile_http_requests_are_refused_cleanly(fuzz_client, engine, request) -> None:
     client, key = fuzz_client

@@ -1,13 +1,13 @@
-"""Hostile input through memoryctl (issue 12, the CLI surface): Hypothesis draws 5,000
-command lines over every command that works without a running worker -- memory put /
-get / list / forget, forget, lineage, events, events tail, index show, consolidate
-audit / conflicts / undo, commitments list / show / cancel / timezone, keys create /
-list / revoke, and the Temporal commands (schedule create / trigger / delete, dream run,
-consolidate run, commitments infer) against a Temporal address nobody listens on -- with
-hostile memoryRefs (look-alikes, traversal, NUL, surrogates, oversize), ids, tags,
-names, keys, content (huge, control characters, homoglyphs, JSON, non-UTF-8 stdin),
-token budgets, limits, sequence numbers, time zones and cron strings, some aimed at a
-real entry of a real memoryRef.
+"""Hostile input through memoryctl (issue 12, the CLI surface): Hypothesis draws 2,000
+command lines (tests/support/fuzzing.py) over every command that works without a running
+worker -- memory put / get / list / forget, forget, lineage, events, events tail, index
+show, consolidate audit / conflicts / undo, commitments list / show / cancel / timezone,
+keys create / list / revoke, and the Temporal commands (schedule create / trigger / delete,
+dream run, consolidate run, commitments infer) against a Temporal address nobody listens on
+-- with hostile memoryRefs (look-alikes, traversal, NUL, surrogates, oversize), ids, tags,
+names, keys, content (huge, control characters, homoglyphs, JSON, non-UTF-8 stdin), token
+budgets, limits, sequence numbers, time zones and cron strings, some aimed at a real entry
+of a real memoryRef.
 
 Each command either succeeds or exits 1 or 2 with exactly one line on stderr, starting
 "error: ", that names the option (exit 2); never a traceback, never what was passed
@@ -19,23 +19,22 @@ fingerprint). Commands run in-process as the console script runs them
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given
 from hypothesis import strategies as st
 
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import NewMemoryEntry
+from tests.support.fuzzing import fuzz_settings
 from tests.support.hostile_input import MARKER, hostile_refs, hostile_text, huge_text, token_budgets
 from tests.support.memoryctl_inprocess import Ran, memoryctl
 from tests.support.scan import fingerprint
 
 pytestmark = pytest.mark.slow
 
-FUZZ_CASES = int(os.environ.get("FZ_CLI_CASES", "5000"))
 TENANT = "fzcli"
 REF = f"mem://{TENANT}/agent-1"
 SEEDED_ID = "fz-seeded-entry"
@@ -209,17 +208,7 @@ def check_one_line_failure(args: list[str], ran: Ran) -> str:
     return lines[0]
 
 
-@settings(
-    max_examples=FUZZ_CASES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.function_scoped_fixture,  # one database for all cases, by design
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,  # 200 kB contents on purpose
-    ],
-)
+@fuzz_settings(suppress=[HealthCheck.data_too_large])  # 200 kB texts on purpose
 @given(line=command_lines())
 async def test_hostile_command_lines_succeed_or_fail_in_one_line(cli_env, engine, line) -> None:
     args, stdin = line

@@ -1,7 +1,7 @@
 """Hostile input through the store API (issue 12, the store surface): Hypothesis draws
-5,000 calls of every public store operation (writes, reads, forget, lineage, events,
-commitments, time zones) with hostile memoryRefs, ids, content, tags, names, metadata,
-versions and limits, some aimed at a real entry of a real memoryRef.
+2,000 calls (tests/support/fuzzing.py) of every public store operation (writes, reads,
+forget, lineage, events, commitments, time zones) with hostile memoryRefs, ids, content,
+tags, names, metadata, versions and limits, some aimed at a real entry of a real memoryRef.
 
 Each call either succeeds or raises one of the store's own errors (InvalidInput naming
 the field, not found, version conflict, duplicate key); nothing else escapes, no message
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from memory.store import PostgresMemoryStore
@@ -25,12 +25,12 @@ from schemas.memory_entry import (
     MemoryQuery,
     NewMemoryEntry,
 )
+from tests.support.fuzzing import fuzz_settings
 from tests.support.hostile_input import MARKER, hostile_text, json_values
 from tests.support.scan import fingerprint
 
 pytestmark = pytest.mark.slow
 
-FUZZ_CASES = 5_000
 REF = "mem://fuzz-store/agent-1"
 SEEDED_ID = "seeded-entry"
 
@@ -179,11 +179,7 @@ async def seeded_store(store: PostgresMemoryStore, engine) -> PostgresMemoryStor
     return store
 
 
-@settings(
-    max_examples=FUZZ_CASES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzz_settings()
 @given(call=calls())
 async def test_hostile_store_calls_succeed_or_raise_the_stores_own_errors(
     seeded_store, engine, call

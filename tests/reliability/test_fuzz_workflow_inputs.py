@@ -8,12 +8,12 @@ raw bytes, protobuf, unknown or missing encodings) and with the wrong number of
 arguments (the CLI without --input).
 
 Two layers:
-- 7,000 cases through the exact decode path of the worker (the project's data
-  converter decoding the payloads the client would send, with the type hints the SDK
-  passes, then the worker's argument check): each either decodes to the workflow's input
-  model or raises a non-retryable ApplicationError (the SDK fails the *workflow* with it;
-  anything else fails the workflow task, retried forever) naming the field, without any
-  of the input's text.
+- 2,000 cases (tests/support/fuzzing.py) through the exact decode path of the worker
+  (the project's data converter decoding the payloads the client would send, with the type
+  hints the SDK passes, then the worker's argument check): each either decodes to the
+  workflow's input model or raises a non-retryable ApplicationError (the SDK fails the
+  *workflow* with it; anything else fails the workflow task, retried forever) naming the
+  field, without any of the input's text.
 - a few hundred of them started for real on the dev server, concurrently, by workflow
   type name with raw dicts and raw payloads: each run is FAILED within seconds, with no
   failed workflow task and no activity, a failure that names the field, no input text in
@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 from google.protobuf.json_format import MessageToJson
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 from temporalio import workflow
@@ -46,6 +46,7 @@ from runtime.converter import UNKNOWN_KEY, data_converter
 from runtime.history_audit import searchable_text
 from runtime.workflow_input import check_workflow_arguments
 from schemas.errors import NON_RETRYABLE_CODES
+from tests.support.fuzzing import fuzz_settings
 from tests.support.hostile_input import (
     MARKER,
     hostile_refs,
@@ -59,7 +60,6 @@ from workflows.registry import ALL_WORKFLOWS
 
 pytestmark = pytest.mark.slow
 
-DECODE_CASES = 7_000  # about 1,000 per workflow
 REAL_STARTS = 350  # about 50 per workflow, started concurrently
 START_CONCURRENCY = 48
 FAIL_WITHIN_S = 30.0  # per run, while all of them run at once on 2 cores
@@ -211,14 +211,7 @@ def check_refusal(name: str, error: ApplicationError, value: Any) -> str:
     return str(fields[0]).split(".")[0]
 
 
-@settings(
-    max_examples=DECODE_CASES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    # Drawn payloads include 200 kB strings on purpose.
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@fuzz_settings(suppress=[HealthCheck.data_too_large])  # 200 kB texts on purpose
 @given(case=cases())
 async def test_hostile_inputs_decode_or_fail_the_workflow_naming_the_field(case) -> None:
     name, how, payloads, value = case
@@ -238,16 +231,10 @@ async def test_hostile_inputs_decode_or_fail_the_workflow_naming_the_field(case)
 
 
 def _collect(count: int) -> list[tuple[str, str, list[Payload], Any]]:
-    """``count`` drawn cases the worker refuses (derandomized: the same every run)."""
+    """``count`` drawn cases, from the run's seed (tests/support/fuzzing.py)."""
     drawn: list[tuple[str, str, list[Payload], Any]] = []
 
-    @settings(
-        max_examples=count * 3,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @fuzz_settings(max_examples=count * 3, suppress=list(HealthCheck))
     @given(case=cases())
     def collect(case: tuple[str, str, list[Payload], Any]) -> None:
         if len(drawn) < count:
