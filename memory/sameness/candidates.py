@@ -19,12 +19,20 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy
-from datasketch import MinHash, MinHashLSH
 
 from memory.sameness.fact_text import NEGATION_COMPANIONS, FactText, shingles
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
+
+# datasketch is imported where a pass uses it, not with this module: it loads scipy
+# (0.3 s), which every process that imports the store (memoryctl, the API, a worker)
+# would otherwise pay at start for the few that run a consolidation pass.
 
 NUM_PERM = 64
 # Estimated Jaccard of word trigrams at which two entries become candidates. Reworded,
@@ -36,15 +44,25 @@ MAX_CANDIDATES_PER_ENTRY = 50
 SMALL_BLOCK = 8
 MAX_FRAME = 32
 SEED = 1
-# Bands and rows for the threshold, computed once (datasketch integrates for them on
-# every index it builds otherwise).
-_PARAMS = (lambda lsh: (lsh.b, lsh.r))(MinHashLSH(threshold=LSH_THRESHOLD, num_perm=NUM_PERM))
+
+
+@cache
+def _lsh_params() -> tuple[int, int]:
+    """Bands and rows for the threshold, computed once (datasketch integrates for them on
+    every index it builds otherwise)."""
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=LSH_THRESHOLD, num_perm=NUM_PERM)
+    return (lsh.b, lsh.r)
+
 
 BlockKey = tuple[object, ...]
 
 
 def signatures(facts: Sequence[FactText]) -> list[MinHash | None]:
     """One MinHash per entry (None for an entry without content words)."""
+    from datasketch import MinHash
+
     sets = [sorted(shingles(fact)) for fact in facts]
     present = [i for i, s in enumerate(sets) if s]
     # CRC-32 (C, deterministic in every process) instead of datasketch's SHA-1 default:
@@ -98,7 +116,9 @@ def _lsh_pairs(
     block: Sequence[int], minhashes: Sequence[MinHash | None]
 ) -> Iterator[tuple[int, int]]:
     indexed = [i for i in block if minhashes[i] is not None]
-    lsh = MinHashLSH(num_perm=NUM_PERM, params=_PARAMS)
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(num_perm=NUM_PERM, params=_lsh_params())
     with lsh.insertion_session(buffer_size=50_000) as session:
         for i in indexed:
             session.insert(i, minhashes[i], check_duplication=False)
