@@ -1,7 +1,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo serve test lint format typecheck schemas bench chaos soak races-soak histories clean
+.PHONY: setup demo serve test test-fast lint format typecheck schemas layout-doc bench chaos soak races-soak fuzz-soak histories clean
 
 setup:
 	python3 -m venv $(VENV)
@@ -15,8 +15,15 @@ demo:
 serve:
 	$(VENV)/bin/memoryctl serve
 
+# The whole suite, as CI runs it (README command 2).
 test:
 	./run-tests.sh
+
+# The inner loop: the store, parsing, schemas, structure, the API and the workflows on
+# the dev and time-skipping servers, without the tests marked slow (a few minutes).
+FAST_TESTS := tests/memory tests/schemas tests/architecture tests/runtime tests/api tests/workflows
+test-fast:
+	./run-tests.sh -m "not slow" $(FAST_TESTS)
 
 lint:
 	$(VENV)/bin/ruff check .
@@ -33,12 +40,22 @@ typecheck:
 schemas:
 	$(PY) -m schemas.export
 
+# docs/architecture.md's Layout, from every module's docstring.
+layout-doc:
+	$(PY) -m tests.support.layout_doc
+
 # Kill workers and restart PostgreSQL and Temporal while every workflow kind runs (chaos/).
 chaos:
 	$(PY) -m chaos
 
-soak:
+# Long runs beside CI's: the chaos soak, every fuzzer at 10,000 cases, the race soak.
+soak: fuzz-soak races-soak
 	$(PY) -m chaos --soak
+
+fuzz-soak:
+	FUZZ_CASES=10000 ./run-tests.sh tests/reliability/test_fuzz_cron.py \
+		tests/reliability/test_fuzz_http.py tests/reliability/test_fuzz_memoryctl.py \
+		tests/reliability/test_fuzz_store.py tests/reliability/test_fuzz_workflow_inputs.py
 
 # Every pair of maintenance operations on one memoryRef, 200 trials per pair (tests/support/races.py).
 races-soak:

@@ -19,13 +19,19 @@ fi
 
 # Two pytest-xdist workers, each with its own embedded PostgreSQL and Temporal dev server:
 # much of the suite waits on timers, workers and subprocesses, so two share 2 cores well
-# (about 6 min instead of 10 here). PYTEST_WORKERS=0 runs in one process.
+# (a third gains nothing here: the machine is then CPU-bound). PYTEST_WORKERS=0 runs in
+# one process. One seed for every fuzzer and the race harness of this run, printed in
+# each pytest header; FUZZ_SEED=N replays a run (tests/support/fuzzing.py).
+export FUZZ_SEED="${FUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
 if [ "$#" -gt 0 ]; then
   exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" "$@"
 fi
 # The race harness (tests/reliability/test_races.py) keeps six trials of workflows in
 # flight on its worker for a minute: beside the rest of the suite it starved
-# timing-sensitive tests on 2 cores, so it runs on its own after them.
+# timing-sensitive tests on 2 cores, so it runs on its own after them, also when they
+# failed (the run then fails with their status).
 RACES=tests/reliability/test_races.py
-"$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" --ignore="$RACES"
-exec "$VENV/bin/python" -m pytest -n 0 "$RACES"
+status=0
+"$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" --ignore="$RACES" || status=$?
+"$VENV/bin/python" -m pytest -n 0 "$RACES" || status=$?
+exit "$status"
