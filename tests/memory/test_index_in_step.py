@@ -26,7 +26,12 @@ from schemas.consolidation import ConsolidateMemoryRequest
 from schemas.memory_entry import EntryChanges, ForgetRequest, Tier
 from schemas.workflow_io import DistillMemoryRequest
 from tests.support.factories import canary, note, unique_ref
-from tests.support.scan import stale_index_rows, tables_holding, vectors_derived_from
+from tests.support.scan import (
+    re_embed,
+    stale_index_rows,
+    tables_holding,
+    vectors_derived_from,
+)
 
 
 class _Down:
@@ -49,16 +54,6 @@ async def _vectors_of(engine: AsyncEngine, entry_id: str) -> list[str]:
                 )
             ).scalars()
         )
-
-
-async def _re_embed(store: PostgresMemoryStore) -> None:
-    """What ReembedWorkflow does: every live entry without a current vector gets one."""
-    after = None
-    while True:
-        page = await store.vectors.catch_up(after, batch_size=500)
-        if page.after is None:
-            return
-        after = page.after
 
 
 async def _distill(store: PostgresMemoryStore, ref: str) -> str:
@@ -90,7 +85,7 @@ async def test_an_edit_while_the_model_is_down_keeps_no_vector_of_the_old_text(
     )
     assert await _vectors_of(engine, entry.id) == []
     assert await vectors_derived_from(engine, old_text) == []
-    await _re_embed(store)
+    await re_embed(store.vectors)
     await _in_step(engine, store, ref, entry.id)
 
 
@@ -113,7 +108,7 @@ async def test_forget_reaches_the_vector_of_a_distillate_that_quoted_it(
     target = await store.put(ref, note(forgotten))
     await store.put_many(ref, [note("The customer prefers invoices by email.")])
     distilled = await _distill(store, ref)
-    await _re_embed(store)
+    await re_embed(store.vectors)
     assert await vectors_derived_from(engine, forgotten) != []
     report = await store.erase(ref, ForgetRequest(ids=(target.id,)))
     assert report.distilled_rewritten == 1
@@ -130,7 +125,7 @@ async def test_deleting_a_source_reaches_the_distillates_vector(
     target = await store.put(ref, note(deleted))
     await store.put(ref, note("Lunch is served at noon."))
     distilled = await _distill(store, ref)
-    await _re_embed(store)
+    await re_embed(store.vectors)
     assert await store.delete(ref, target.id)
     assert await vectors_derived_from(engine, deleted) == []
     await _in_step(engine, store, ref, distilled)
@@ -144,7 +139,7 @@ async def test_ttl_reaches_the_distillates_vector(engine: AsyncEngine) -> None:
     await store.put(ref, note(expiring, expires_at=expiry))
     await store.put(ref, note("The visit is on Thursday."))
     distilled = await _distill(store, ref)
-    await _re_embed(store)
+    await re_embed(store.vectors)
     later = PostgresMemoryStore(engine, clock=lambda: expiry)
     assert (await later.collect_garbage(ref)).expired_entries == 1
     assert await vectors_derived_from(engine, expiring) == []

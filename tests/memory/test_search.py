@@ -21,6 +21,7 @@ from schemas.errors import InvalidInput
 from schemas.memory_entry import EntryChanges, ForgetRequest, MemoryListOptions, Tier
 from schemas.search import SearchMode, SearchRequest
 from tests.support.factories import note, unique_ref
+from tests.support.scan import re_embed
 
 FACTS = (
     "Acme prefers email for urgent requests",
@@ -119,12 +120,7 @@ async def test_a_failing_model_loses_no_write_and_the_catch_up_embeds_it(
     assert [hit.entry.id for hit in hybrid.hits] == [entry.id]  # the text leg still answers
 
     healthy = PostgresMemoryStore(engine)
-    after = None
-    while True:
-        page = await healthy.vectors.catch_up(after, batch_size=500)
-        if page.after is None:
-            break
-        after = page.after
+    await re_embed(healthy.vectors)
     assert await _vector_rows(engine, entry.id) == [(MODEL.id, entry.content_sha256)]
     again = await healthy.vectors.catch_up(None, batch_size=100_000)
     assert again.embedded == 0  # nothing left: a second catch-up is a no-op

@@ -8,6 +8,7 @@ import hashlib
 from sqlalchemy import Table, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from memory.indexes.vectors import EntryVectors
 from memory.storage import tables
 from memory.storage.tenant_scope import all_tenants
 
@@ -144,3 +145,14 @@ async def vectors_derived_from(engine: AsyncEngine, forgotten: str, k: int = 50)
             )
         ).all()
     return [row.entry_id for row in rows if not row.current or forgotten in row.content]
+
+
+async def re_embed(vectors: EntryVectors) -> None:
+    """What ReembedWorkflow does, in process: every live entry of every tenant without a
+    current vector gets one, page by page."""
+    after = None
+    while True:
+        page = await vectors.catch_up(after, batch_size=500)
+        if page.after is None:
+            return
+        after = page.after
