@@ -19,7 +19,9 @@ SCANNED_TYPES = ("text", "jsonb", "json", "ARRAY", "bytea", "character varying")
 
 
 async def tables_holding(engine: AsyncEngine, needle: str) -> list[str]:
-    """Every table.column of the schema whose value contains ``needle``."""
+    """Every table.column of the schema whose value contains ``needle``, and
+    ``memory_embeddings.embedding`` when a stored vector was computed from a text that
+    holds it (a vector is a copy of its text: ``vectors_derived_from``)."""
     async with engine.connect() as connection:
         columns = (
             await connection.execute(
@@ -46,6 +48,8 @@ async def tables_holding(engine: AsyncEngine, needle: str) -> list[str]:
             ).scalar_one()
             if hits:
                 found.append(f"{table}.{column}")
+    if await vectors_derived_from(engine, needle):
+        found.append("memory_embeddings.embedding")
     return found
 
 
