@@ -120,9 +120,26 @@ async def texts_anywhere(engine: AsyncEngine, needles: list[str]) -> list[str]:
     return [f"forgotten text {needle!r} is still stored" for needle in sorted(found)]
 
 
+STALE_VECTORS = text(
+    "SELECT v.memory_ref, v.entry_id FROM memory_embeddings v JOIN memory_entries e"
+    " ON e.memory_ref = v.memory_ref AND e.id = v.entry_id"
+    " WHERE v.content_sha256 <> e.content_sha256 ORDER BY 1, 2"
+)
+
+
+async def stale_vectors(engine: AsyncEngine) -> list[str]:
+    """Vectors computed from content their entry no longer holds: the one writer of
+    content (memory/entries/content.py) replaces or deletes them in the transaction that
+    changes the content, killed or not."""
+    async with engine.connect() as connection:
+        rows = (await connection.execute(STALE_VECTORS)).all()
+    return [f"the vector of {entry_id} in {ref} is of older content" for ref, entry_id in rows]
+
+
 async def store_problems(engine: AsyncEngine) -> dict[str, list[str]]:
     return {
         "event gaps": await event_gaps(engine),
         "archives": await archive_problems(engine),
         "lineage": await dangling_marks(engine),
+        "indexes": await stale_vectors(engine),
     }

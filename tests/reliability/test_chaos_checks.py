@@ -37,7 +37,12 @@ async def test_a_clean_store_passes_every_check(
     store: PostgresMemoryStore, engine: AsyncEngine
 ) -> None:
     ref = await _distilled_ref(store, 1)
-    assert await checks.store_problems(engine) == {"event gaps": [], "archives": [], "lineage": []}
+    assert await checks.store_problems(engine) == {
+        "event gaps": [],
+        "archives": [],
+        "lineage": [],
+        "indexes": [],
+    }
     verdict = await Distillation(1).verify(_context(engine))
     assert (verdict.duplicates, verdict.losses, verdict.problems) == (0, 0, [])
     assert ref == Distillation(1).ref
@@ -71,13 +76,26 @@ async def test_each_defect_is_reported(store: PostgresMemoryStore, engine: Async
             ),
             {"ref": ref},
         )
+        # ... and a vector beside text its entry no longer says.
+        await connection.execute(
+            text(
+                "UPDATE memory_embeddings SET content_sha256 = 'planted' WHERE entry_id = ("
+                " SELECT min(entry_id) FROM memory_embeddings WHERE memory_ref = :ref)"
+            ),
+            {"ref": ref},
+        )
     problems = await checks.store_problems(engine)
     assert problems["event gaps"] and ref in problems["event gaps"][0]
     assert any("bytes do not hash" in p for p in problems["archives"])
     assert any("in 2 archives" in p for p in problems["archives"])
     assert any(p.startswith("superseded_by") for p in problems["lineage"])
+    assert len(problems["indexes"]) == 1 and "older content" in problems["indexes"][0]
     verdict = await Distillation(2).verify(_context(engine))
     assert verdict.duplicates == 1, verdict.problems
+    async with engine.begin() as connection:  # the planted vector goes (tests/conftest.py)
+        await connection.execute(
+            text("DELETE FROM memory_embeddings WHERE content_sha256 = 'planted'")
+        )
 
 
 async def test_a_lost_distillation_and_left_text_are_reported(

@@ -89,6 +89,8 @@ async def test_each_invariant_catches_its_defect(
         # two proposals for one routine's schedule, neither with its proposal.created
         (_PROPOSAL, {"id": "prop-planted-1"}),
         (_PROPOSAL, {"id": "prop-planted-2"}),
+        # a vector left beside text its entry no longer says
+        (_STALE_VECTOR, {}),
     ):
         async with engine.begin() as connection:
             await connection.execute(statement, {"ref": ref, "tenant": tenant, **values})
@@ -100,9 +102,12 @@ async def test_each_invariant_catches_its_defect(
     assert "forget target text in memory_entries.content" in found["forgotten_text"]
     assert "expire target tag in memory_entries.tags" in found["forgotten_tag"]
     assert "2 proposals for one schedule" in found["proposed_once"]
+    assert "1 stale vectors" in found["index_in_step"]
     assert set(await check(ctx, ("delete",))) >= {"delete_reaches_copies"}
     for detail in found.values():  # content-free: ids and table.column names only
         assert ctx.forget_target.text not in detail and ctx.forget_target.tag not in detail
+    async with engine.begin() as connection:  # the planted vector goes (tests/conftest.py)
+        await connection.execute(_UNPLANT_VECTOR, {"ref": ref})
 
 
 _PROMISES = text(
@@ -124,6 +129,13 @@ _PROPOSAL = text(
     " VALUES (:tenant, :id, :ref, 'automation', 'draft', '{}', 'x', '{}', 'weekly-0@09:00/UTC',"
     " CAST(:owner AS jsonb), 1, now(), now())"
 ).bindparams(owner=json.dumps({"tenant": "planted"}))
+_STALE_VECTOR = text(
+    "UPDATE memory_embeddings SET content_sha256 = 'planted' WHERE memory_ref = :ref"
+    " AND entry_id = (SELECT min(entry_id) FROM memory_embeddings WHERE memory_ref = :ref)"
+)
+_UNPLANT_VECTOR = text(
+    "DELETE FROM memory_embeddings WHERE memory_ref = :ref AND content_sha256 = 'planted'"
+)
 _MISCOUNT = text("UPDATE memory_ref_tier_counts SET entries = entries + 1 WHERE memory_ref = :ref")
 
 

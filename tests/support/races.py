@@ -132,6 +132,7 @@ INVARIANTS = (
     "consumed_once",
     "counters",
     "proposed_once",
+    "index_in_step",
     "op_error",
 )
 # Invariants reported as warnings instead of failures: none. (delete_reaches_copies was
@@ -647,6 +648,22 @@ async def check_proposals(connection: AsyncConnection, ctx: TrialContext) -> dic
     return {"proposed_once": "; ".join(problems)} if problems else {}
 
 
+_STALE_VECTORS = text(
+    "SELECT v.entry_id FROM memory_embeddings v JOIN memory_entries e"
+    " ON e.memory_ref = v.memory_ref AND e.id = v.entry_id"
+    " WHERE v.memory_ref = :ref AND v.content_sha256 <> e.content_sha256 ORDER BY 1"
+)
+
+
+async def check_indexes(connection: AsyncConnection, ref: str) -> dict[str, str]:
+    """index_in_step: no vector of the ref computed from content its entry no longer
+    holds (memory/entries/content.py writes both in one transaction)."""
+    stale = list((await connection.execute(_STALE_VECTORS, {"ref": ref})).scalars())
+    if not stale:
+        return {}
+    return {"index_in_step": f"{len(stale)} stale vectors, e.g. of {', '.join(stale[:3])}"}
+
+
 async def check(ctx: TrialContext, ran: Sequence[str]) -> dict[str, str]:
     """Every invariant of the trial's memoryRef: invariant -> content-free detail."""
     now = ctx.race.store.now()
@@ -657,6 +674,7 @@ async def check(ctx: TrialContext, ran: Sequence[str]) -> dict[str, str]:
             **await check_consumption(connection, ctx.ref),
             **await check_counters(connection, ctx.ref),
             **await check_proposals(connection, ctx),
+            **await check_indexes(connection, ctx.ref),
         }
 
 
