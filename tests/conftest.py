@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -48,8 +49,13 @@ _db_counter = itertools.count()
 
 def pytest_configure(config: pytest.Config) -> None:
     """One seed for every fuzzer of the run (tests/support/fuzzing.py): chosen here,
-    before pytest-xdist starts its workers, which inherit it through the environment."""
+    before pytest-xdist starts its workers, which inherit it through the environment.
+    Ctrl-C as a user presses it: a suite started in the background of a shell inherits
+    SIGINT ignored, and so would every process it starts (the quick start, memoryctl),
+    whose Ctrl-C tests would then fail for a reason of the caller's."""
     hypothesis.core.global_force_seed = run_seed()  # type: ignore[assignment]
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
