@@ -6,15 +6,17 @@ re-redacted with the tenant's secrets, an erasure's rewrite of a distilled entry
 TTL, delete). Each call writes the content, its checksum (memory/indexes/
 content_checksum.py) and every derived index of the entry in the same transaction:
 
+- term postings (memory/indexes/terms.py): derived in SQL from the row just written,
+  so BM25's statistics always describe the content as it is;
 - vectors: one computed beforehand for exactly this content (``ComputedVectors``, keyed
   by checksum) is stored; every other vector of the entry is deleted, so none outlives
   the text it was computed from (memory/indexes/vectors.py). An entry left without one
   is embedded by the caller right after the commit or by the catch-up, never served
   stale: search joins vectors on the checksum.
 
-The next derived indexes (term statistics, update links) join ``_bring_indexes_in_step``
-and are then kept by every path at once. No other module inserts an entry or writes
-``content`` or ``content_sha256`` (tests/architecture/test_one_writer.py), and every
+The next derived indexes (update links) join ``_bring_indexes_in_step`` and
+``insert_entries`` and are then kept by every path at once. No other module inserts an
+entry or writes ``content`` or ``content_sha256`` (tests/architecture/test_one_writer.py), and every
 test's database is checked for an index row whose checksum is not its entry's
 (tests/conftest.py).
 
@@ -33,6 +35,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.indexes.content_checksum import content_checksum
+from memory.indexes.terms import replace_terms, store_terms
 from memory.indexes.vectors import ComputedVectors, drop_stale_vectors, store_vectors
 from memory.storage import tables
 from memory.storage.tenant_scope import scoped
@@ -73,7 +76,8 @@ async def insert_entries(
     else:
         await connection.execute(insert(ENTRIES), list(rows))
         written = list(rows)
-    # A new entry has no index row yet: storing its vectors is all there is to do.
+    # A new entry has no index row yet: its postings and vectors are all new.
+    await store_terms(connection, written)
     await store_vectors(connection, written, vectors, now)
     return written
 
@@ -137,8 +141,10 @@ async def _bring_indexes_in_step(
     vectors: ComputedVectors | None,
     now: datetime,
 ) -> None:
-    """Every derived index of entries whose content was just rewritten: each vector
-    computed for the new content is stored, every vector of older content goes."""
+    """Every derived index of entries whose content was just rewritten: their term
+    postings are read again from the new content; each vector computed for the new
+    content is stored, every vector of older content goes."""
+    await replace_terms(connection, ref, [str(row["id"]) for row in rows])
     scoped_rows = [{"tenant": ref.tenant, "memory_ref": str(ref), **row} for row in rows]
     await store_vectors(connection, scoped_rows, vectors, now)
     await drop_stale_vectors(connection, ref, [row["id"] for row in rows])

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgvector.sqlalchemy import VECTOR
-from sqlalchemy import ColumnElement, Float, Row, bindparam, cast, func, select, text
+from sqlalchemy import ColumnElement, Float, Row, bindparam, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.embeddings.model import EmbeddingUnavailable
@@ -32,6 +32,7 @@ from memory.entries.rows import to_host_entry
 from memory.indexes.vector_index import index_expression
 from memory.indexes.vectors import EntryVectors
 from memory.input_gate import checked, read_query
+from memory.search.lexical import lexical_ranking
 from memory.storage import tables
 from memory.storage.database import Database
 from memory.storage.tenant_scope import scoped
@@ -157,21 +158,8 @@ class EntrySearch:
         filters: MemoryQuery,
         depth: int,
     ) -> list[str]:
-        words = or_query(query)
-        if not words:
-            return []
-        tsquery = func.websearch_to_tsquery(text("'english'::regconfig"), words)
-        rank = func.ts_rank(ENTRIES.c.search_terms, tsquery, 1)
-        statement = (
-            select(ENTRIES.c.id)
-            .where(
-                *entry_filters(ref, filters, self.db.now()),
-                ENTRIES.c.search_terms.op("@@")(tsquery),
-            )
-            .order_by(rank.desc(), ENTRIES.c.id)
-            .limit(depth)
-        )
-        return list((await connection.execute(statement)).scalars())
+        ranked = await lexical_ranking(connection, ref, query, filters, self.db.now(), depth)
+        return [entry_id for entry_id, _ in ranked]
 
     async def _vector_leg(
         self,

@@ -88,6 +88,41 @@ embeddings = Table(
     ),
 )
 
+# Migration 0024: an entry's full-text terms, one row each, for BM25 (memory/indexes/terms.py).
+terms = Table(
+    "memory_terms",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("term", Text, primary_key=True),
+    Column("entry_id", Text, primary_key=True),
+    Column("tenant", Text, nullable=False),
+    Column("frequency", Integer, nullable=False),
+    Column("entry_terms", Integer, nullable=False),
+    ForeignKeyConstraint(
+        ["memory_ref", "entry_id"],
+        ["memory_entries.memory_ref", "memory_entries.id"],
+        ondelete="CASCADE",
+    ),
+)
+
+# Kept by triggers on memory_terms (migration 0024): entries holding each term, and each
+# memoryRef's entries and terms, for BM25's rarity and length normalisation.
+term_counts = Table(
+    "memory_term_counts",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("term", Text, primary_key=True),
+    Column("entries", BigInteger, nullable=False),
+)
+
+ref_term_totals = Table(
+    "memory_ref_term_totals",
+    metadata,
+    Column("memory_ref", Text, primary_key=True),
+    Column("entries", BigInteger, nullable=False),
+    Column("terms", BigInteger, nullable=False),
+)
+
 ref_heads = Table(
     "memory_ref_heads",
     metadata,

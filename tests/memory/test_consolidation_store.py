@@ -11,12 +11,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text
 
+from memory.entries.content import rewrite_entry
 from memory.redaction.chokepoint import MemorySecretRegistry
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.errors import ConsolidationRefused, PassNotFound
 from schemas.events import EventType
 from schemas.memory_entry import ForgetRequest, MemoryListOptions, Tier
+from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import canary, note, unique_ref
 
 pytestmark = pytest.mark.asyncio
@@ -297,12 +300,15 @@ async def test_a_write_racing_a_pass_is_not_lost(engine, store: PostgresMemorySt
     # the pass plans the merge from what it read, and its claim must see the edit.
     async with engine.connect() as writer:
         edit = await writer.begin()
-        await writer.execute(
-            text(
-                "UPDATE memory_entries SET content = :content, version = version + 1 "
-                "WHERE memory_ref = :ref AND id = :id"
-            ),
-            {"content": "The backup runs every night at two", "ref": ref, "id": b.id},
+        # Through the one writer of content, as an edit is: its postings and vectors
+        # follow in the same uncommitted transaction.
+        await rewrite_entry(
+            writer,
+            parse_memory_ref(ref),
+            b.id,
+            datetime.now(UTC),
+            content="The backup runs every night at two",
+            values={"version": tables.entries.c.version + 1},
         )
         request = ConsolidateMemoryRequest(memory_ref=ref, run_key="race")
         task = asyncio.create_task(store.consolidate(request, progress=on_progress))

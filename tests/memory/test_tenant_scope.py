@@ -33,15 +33,21 @@ from schemas.discovery import MemoryShape
 from schemas.memory_entry import EntryChanges, ForgetRequest, MemoryQuery, Tier
 from schemas.memory_ref import parse_memory_ref
 from schemas.proposals import InstallRequest, ProposalRevision, TransitionRequest
+from schemas.search import SearchRequest
 from schemas.workflow_io import DistillMemoryRequest
 from tests.support.factories import note
 from tests.support.scope_guard import ScopeWatch, watch
 
 SENTINEL_TENANT = "sentinel-tenant"
 SENTINEL_REF = f"mem://{SENTINEL_TENANT}/agent-1"
-# Maintained by triggers inside PostgreSQL (migration 0005), never by a statement of
-# ours; scoped by the memoryRef of the row that fired them.
-TRIGGER_MAINTAINED = {"memory_tier_counts", "memory_tag_counts"}
+# Maintained by triggers inside PostgreSQL (migrations 0005 and 0024), never written by a
+# statement of ours; scoped by the memoryRef of the row that fired them.
+TRIGGER_MAINTAINED = {
+    "memory_ref_tier_counts",
+    "memory_ref_tag_counts",
+    "memory_term_counts",
+    "memory_ref_term_totals",
+}
 
 
 def test_the_check_sees_an_unscoped_statement() -> None:
@@ -161,6 +167,7 @@ async def _tour(engine: AsyncEngine) -> None:
         await change_seq(connection, parse_memory_ref(ref))
 
     await _proposal_tour(store, clock)
+    await store.search(SENTINEL_REF, SearchRequest(query="weekly report for Dana", mode="text"))
 
     keys = ApiKeyStore(engine)
     await keys.create(SENTINEL_TENANT, "tour")

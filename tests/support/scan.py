@@ -19,9 +19,10 @@ SCANNED_TYPES = ("text", "jsonb", "json", "ARRAY", "bytea", "character varying")
 
 
 async def tables_holding(engine: AsyncEngine, needle: str) -> list[str]:
-    """Every table.column of the schema whose value contains ``needle``, and
+    """Every table.column of the schema whose value contains ``needle``,
     ``memory_embeddings.embedding`` when a stored vector was computed from a text that
-    holds it (a vector is a copy of its text: ``vectors_derived_from``)."""
+    holds it (a vector is a copy of its text: ``vectors_derived_from``), and
+    ``memory_terms.term`` when an entry's postings hold all of its words."""
     async with engine.connect() as connection:
         columns = (
             await connection.execute(
@@ -50,7 +51,23 @@ async def tables_holding(engine: AsyncEngine, needle: str) -> list[str]:
                 found.append(f"{table}.{column}")
     if await vectors_derived_from(engine, needle):
         found.append("memory_embeddings.embedding")
+    if await postings_holding(engine, needle):
+        found.append("memory_terms.term")
     return found
+
+
+async def postings_holding(engine: AsyncEngine, needle: str) -> list[str]:
+    """Entries whose term postings hold every term of ``needle`` as PostgreSQL reads it
+    (a text's postings are a copy of its words, stemmed): empty when forget reached them."""
+    statement = text(
+        "SELECT entry_id FROM memory_terms"
+        " WHERE term = ANY(tsvector_to_array(to_tsvector('english'::regconfig, :needle)))"
+        " GROUP BY memory_ref, entry_id"
+        " HAVING count(*) = array_length("
+        "   tsvector_to_array(to_tsvector('english'::regconfig, :needle)), 1)"
+    ).execution_options(**EVERY_TENANT)
+    async with engine.connect() as connection:
+        return list((await connection.execute(statement, {"needle": needle})).scalars())
 
 
 async def row_counts(engine: AsyncEngine) -> dict[str, int]:
@@ -110,18 +127,53 @@ async def tenant_checksum(engine: AsyncEngine, tenant: str) -> str:
     return digest.hexdigest()
 
 
-# Every derived index row of an entry whose checksum is not the entry's current one (a
-# copy of text the entry no longer says). The one writer of content (memory/entries/
-# content.py) leaves none: tests/conftest.py checks every test's database for them.
+# Every derived index row out of step with its entry's content (a copy of text the entry
+# no longer says, or a statistic of it): a vector whose checksum is not the entry's, a
+# term posting that is not (or a term the entry holds that has no posting), a term count
+# or memoryRef total that is not the count of the postings. The one writer of content
+# (memory/entries/content.py) and migration 0024's triggers leave none: tests/conftest.py
+# checks every test's database for them.
 _STALE_INDEX_ROWS = text(
-    "SELECT v.memory_ref, v.entry_id, v.model FROM memory_embeddings v "
-    "JOIN memory_entries e ON e.memory_ref = v.memory_ref AND e.id = v.entry_id "
-    "WHERE v.content_sha256 <> e.content_sha256 ORDER BY 1, 2, 3"
+    """
+SELECT v.memory_ref, v.entry_id, v.model FROM memory_embeddings v
+JOIN memory_entries e ON e.memory_ref = v.memory_ref AND e.id = v.entry_id
+WHERE v.content_sha256 <> e.content_sha256
+UNION ALL
+SELECT memory_ref, entry_id, 'term postings' FROM (
+  (SELECT e.memory_ref, e.id AS entry_id, t.lexeme,
+          coalesce(array_length(t.positions, 1), 1) AS frequency
+   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t
+   EXCEPT SELECT memory_ref, entry_id, term, frequency FROM memory_terms)
+  UNION
+  (SELECT memory_ref, entry_id, term, frequency FROM memory_terms
+   EXCEPT SELECT e.memory_ref, e.id, t.lexeme, coalesce(array_length(t.positions, 1), 1)
+   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t)
+) AS differing GROUP BY memory_ref, entry_id
+UNION ALL
+SELECT memory_ref, '', 'term counts' FROM (
+  (SELECT memory_ref, term, count(*) FROM memory_terms GROUP BY memory_ref, term
+   EXCEPT SELECT memory_ref, term, entries FROM memory_term_counts)
+  UNION
+  (SELECT memory_ref, term, entries FROM memory_term_counts
+   EXCEPT SELECT memory_ref, term, count(*) FROM memory_terms GROUP BY memory_ref, term)
+) AS differing GROUP BY memory_ref
+UNION ALL
+SELECT memory_ref, '', 'term totals' FROM (
+  (SELECT memory_ref, count(DISTINCT entry_id), sum(frequency) FROM memory_terms
+   GROUP BY memory_ref
+   EXCEPT SELECT memory_ref, entries, terms FROM memory_ref_term_totals)
+  UNION
+  (SELECT memory_ref, entries, terms FROM memory_ref_term_totals
+   EXCEPT SELECT memory_ref, count(DISTINCT entry_id), sum(frequency) FROM memory_terms
+   GROUP BY memory_ref)
+) AS differing GROUP BY memory_ref
+ORDER BY 1, 2, 3"""
 ).execution_options(**EVERY_TENANT)
 
 
 async def stale_index_rows(engine: AsyncEngine) -> list[tuple[str, str, str]]:
-    """(memoryRef, entry id, model) of every vector computed from older content."""
+    """(memoryRef, entry id, model or index) of every index row out of step with its
+    entry's content (see _STALE_INDEX_ROWS)."""
     async with engine.connect() as connection:
         return [tuple(row) for row in (await connection.execute(_STALE_INDEX_ROWS)).all()]
 

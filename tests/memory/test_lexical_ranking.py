@@ -1,0 +1,106 @@
+"""The lexical leg (BM25 over term postings, memory/search/lexical.py) through the store
+on real PostgreSQL: rare words outweigh a name every entry carries, a two-word entry is
+not lifted over the one that answers, words match across their forms, and the term
+statistics follow the content: an edit, a forget and a TTL purge leave no posting or
+count of words no entry says any more."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from memory.storage import tables
+from memory.store import PostgresMemoryStore
+from schemas.memory_entry import EntryChanges, ForgetRequest, NewMemoryEntry
+from schemas.search import SearchMode, SearchRequest
+from tests.support.factories import note, unique_ref
+from tests.support.scan import postings_holding, tables_holding
+
+TURNS = (
+    "Nate: You too!",
+    "Nate: Thanks, see you soon.",
+    "Nate: Haha, same here.",
+    "Joanna: How are the pets doing?",
+    "Nate: I got a third turtle last week, they love the new tank.",
+    "Joanna: I finished my screenplay draft yesterday.",
+    "Nate: Gaming all weekend, as usual.",
+)
+
+
+async def _text_ranking(store: PostgresMemoryStore, ref: str, query: str) -> list[str]:
+    found = await store.search(ref, SearchRequest(query=query, mode=SearchMode.TEXT, limit=10))
+    return [hit.entry.content for hit in found.hits]
+
+
+async def test_a_rare_word_outweighs_a_name_every_turn_carries(
+    store: PostgresMemoryStore,
+) -> None:
+    ref = unique_ref()
+    await store.put_many(ref, [note(turn) for turn in TURNS])
+    ranking = await _text_ranking(store, ref, "Why did Nate get a third turtle?")
+    assert ranking[0] == TURNS[4], ranking
+    # The name alone still finds Nate's turns, shortest (most about him) not required.
+    assert set(await _text_ranking(store, ref, "Nate")) == {t for t in TURNS if "Nate" in t}
+
+
+async def test_words_match_across_their_forms_and_stop_words_find_nothing(
+    store: PostgresMemoryStore,
+) -> None:
+    ref = unique_ref()
+    await store.put_many(ref, [note(turn) for turn in TURNS])
+    assert (await _text_ranking(store, ref, "turtles"))[0] == TURNS[4]
+    assert (await _text_ranking(store, ref, "screenplays drafted"))[0] == TURNS[5]
+    assert await _text_ranking(store, ref, "what did they do with the") == []
+
+
+async def _term_count(engine: AsyncEngine, ref: str, term: str) -> int | None:
+    COUNTS = tables.term_counts
+    async with engine.connect() as connection:
+        return (
+            await connection.execute(
+                select(COUNTS.c.entries).where(COUNTS.c.memory_ref == ref, COUNTS.c.term == term)
+            )
+        ).scalar_one_or_none()
+
+
+async def test_the_statistics_follow_an_edit_a_forget_and_a_ttl_purge(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    ref = unique_ref()
+    kept, edited, forgotten = await store.put_many(
+        ref,
+        [
+            note("The zanzibar ferry leaves at noon"),
+            note("The zanzibar visa costs fifty dollars"),
+            note("Quokkanary photos are in the shared drive"),
+        ],
+    )
+    assert await _term_count(engine, ref, "zanzibar") == 2
+    await store.update(
+        ref, edited.id, EntryChanges(content="Visas cost fifty"), expected_version=1
+    )
+    assert await _term_count(engine, ref, "zanzibar") == 1
+    assert await _term_count(engine, ref, "visa") == 1
+    assert set(await _text_ranking(store, ref, "zanzibar visa")) == {
+        kept.content,
+        "Visas cost fifty",
+    }
+
+    await store.forget(ref, ForgetRequest(ids=(forgotten.id,)))
+    assert await _term_count(engine, ref, "quokkanari") is None
+    assert await postings_holding(engine, "Quokkanary photos") == []
+    assert "memory_terms.term" not in await tables_holding(engine, "Quokkanary photos")
+
+    expiring = await store.put(
+        ref,
+        NewMemoryEntry(
+            content="Ephemeralword reminder",
+            expires_at=datetime.now(UTC) + timedelta(milliseconds=1),
+        ),
+    )
+    assert await _term_count(engine, ref, "ephemeralword") == 1
+    await store.gc_expired(ref)
+    assert await store.get_entry(ref, expiring.id, touch=False) is None
+    assert await _term_count(engine, ref, "ephemeralword") is None
