@@ -15,12 +15,12 @@ share one store and its engine (create_engine's default pool, as ``memoryctl ser
 uses). The baseline, with the same clients and queries, is the bare SQL of the same
 legs as raw asyncpg statements through a plain asyncpg pool of the same size (pool_size
 + max_overflow): the same full-text query, the same vector ORDER BY inside a transaction
-with the same SET LOCAL settings, the same Python RRF fuse and the same read-back of the
+with the same SET LOCAL settings, the same Python score fusion and the same read-back of the
 top 10 rows, with the query vector computed by the same embedder. The two sides run in
 ABBA rounds so drift hits both. Text-only and semantic-only modes are measured too.
 
 ``EXPLAIN (ANALYZE, BUFFERS)`` of each leg says whether the HNSW index
-(ix_embeddings_hnsw_*) and the GIN index (ix_entries_search_terms) are used.
+(ix_embeddings_hnsw_*) and the term postings' key (memory_terms_pkey) are used.
 Results go to benchmarks/results/search.json (search-quick.json with --quick).
 """
 
@@ -53,7 +53,8 @@ from benchmarks.corpus import PEOPLE
 from memory.embeddings.choice import static_embedder
 from memory.embeddings.static_model import StaticWordEmbedder
 from memory.indexes.vector_index import index_name
-from memory.search.ranking import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, fuse, or_query
+from memory.search.lexical import K1, B
+from memory.search.ranking import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, fuse
 from memory.storage import tables
 from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
@@ -65,7 +66,7 @@ RESULTS_DIR = Path(__file__).with_name("results")
 LOAD_BATCH = 1_000
 LIMIT = 10
 REF = "mem://bench/search-agent/main"
-GIN_INDEX = "ix_entries_search_terms"
+GIN_INDEX = "memory_terms_pkey"
 HNSW_PREFIX = "ix_embeddings_hnsw_"
 VECTOR_LITERAL = re.compile(r"'\[[-0-9.e,]+\]'")
 
@@ -199,11 +200,21 @@ def question(rng: random.Random) -> str:
 # ---------------------------------------------------------------------- bare SQL
 
 TEXT_SQL = (
-    "SELECT id FROM memory_entries WHERE tenant = $1 AND memory_ref = $2"
-    " AND (expires_at IS NULL OR expires_at > $3) AND invalidated_at IS NULL"
-    " AND search_terms @@ websearch_to_tsquery('english'::regconfig, $4)"
-    " ORDER BY ts_rank(search_terms, websearch_to_tsquery('english'::regconfig, $4), 1) DESC, id"
-    " LIMIT $5"
+    # The product's BM25 leg (memory/search/lexical.py) as one statement.
+    "WITH weights AS (SELECT c.term,"
+    " ln(1.0 + (t.entries - c.entries + 0.5) / (c.entries + 0.5)) AS idf,"
+    " t.terms::float8 / t.entries AS mean_terms"
+    " FROM memory_term_counts c JOIN memory_ref_term_totals t ON t.memory_ref = c.memory_ref"
+    " WHERE c.memory_ref = $2"
+    " AND c.term = ANY(tsvector_to_array(to_tsvector('english'::regconfig, $4)))),"
+    " scored AS (SELECT p.entry_id, sum(w.idf * p.frequency * ($6 + 1)"
+    " / (p.frequency + $6 * (1 - $7 + $7 * p.entry_terms / w.mean_terms))) AS score"
+    " FROM weights w JOIN memory_terms p ON p.term = w.term"
+    " WHERE p.tenant = $1 AND p.memory_ref = $2 GROUP BY p.entry_id)"
+    " SELECT s.entry_id AS id, s.score FROM scored s"
+    " JOIN memory_entries e ON e.memory_ref = $2 AND e.id = s.entry_id"
+    " WHERE e.tenant = $1 AND (e.expires_at IS NULL OR e.expires_at > $3)"
+    " AND e.invalidated_at IS NULL ORDER BY s.score DESC, s.entry_id LIMIT $5"
 )
 
 
@@ -277,15 +288,13 @@ class BareSearch:
 
     async def legs(
         self, connection: asyncpg.Connection, query: str, mode: SearchMode, depth: int
-    ) -> tuple[list[str], list[str]]:
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         now = datetime.now(UTC)
-        text_ids: list[str] = []
-        vector_ids: list[str] = []
+        text_ids: list[tuple[str, float]] = []
+        vector_ids: list[tuple[str, float]] = []
         if mode is not SearchMode.SEMANTIC:
-            words = or_query(query)
-            if words:
-                rows = await connection.fetch(TEXT_SQL, self.tenant, REF, now, words, depth)
-                text_ids = [row["id"] for row in rows]
+            rows = await connection.fetch(TEXT_SQL, self.tenant, REF, now, query, depth, K1, B)
+            text_ids = [(row["id"], row["score"]) for row in rows]
         if mode is not SearchMode.TEXT:
             vector = (await self.embedder.embed([query]))[0]
             for statement in set_local(depth):
@@ -300,7 +309,7 @@ class BareSearch:
                 fetched(depth),
                 depth,
             )
-            vector_ids = [row["entry_id"] for row in rows]
+            vector_ids = [(row["entry_id"], row["distance"]) for row in rows]
             self.last_vector_rows = len(vector_ids)
         return text_ids, vector_ids
 
@@ -428,8 +437,10 @@ async def explain(
                 bare.tenant,
                 REF,
                 now,
-                or_query(query),
+                query,
                 depth,
+                K1,
+                B,
             )
         ]
     hnsw = index_name(bare.model)

@@ -3,7 +3,7 @@
     memoryctl memory search --memory-ref REF QUERY [--limit N]
                             [--mode hybrid|semantic|text] [--tag T ...] [--json]
 
-Hybrid by default (full text and vectors fused by reciprocal rank, see
+Hybrid by default (BM25 and vectors fused by score, see
 memory/search/ranking.py). Like ``get``, this is a read path and prints content: the
 table shows each hit's rank, score, the leg ranks and its text on one line; ``--json``
 prints the whole result.

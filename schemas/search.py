@@ -1,8 +1,8 @@
 """Search: hybrid full-text and semantic retrieval over one memoryRef (issue 23).
 
-A search ranks the live entries of one memoryRef against a query by reciprocal rank
-fusion of two legs: PostgreSQL full-text search and vector similarity under the
-configured embedding model. ``mode`` picks the legs: ``hybrid`` (both; the text leg alone
+A search ranks the live entries of one memoryRef against a query by fusing the scores
+of two legs: BM25 over the entries' terms and vector similarity under the configured
+embedding model (memory/search/ranking.py). ``mode`` picks the legs: ``hybrid`` (both; the text leg alone
 when the host has no embedding model), ``semantic`` (vectors only) or ``text``. The
 filters are the OpenIntent query's.
 """

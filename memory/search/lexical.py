@@ -21,6 +21,8 @@ little (b 0.4: 0.667).
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import ColumnElement, Float, and_, any_, bindparam, cast, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -48,7 +50,7 @@ async def lexical_ranking(
     ref: MemoryRef,
     query: str,
     filters: MemoryQuery,
-    now: object,
+    now: datetime,
     depth: int,
 ) -> list[tuple[str, float]]:
     """The top ``depth`` entries admitted by ``filters`` with their BM25 scores, best

@@ -1,6 +1,7 @@
 """The lexical leg (BM25 over term postings, memory/search/lexical.py) through the store
 on real PostgreSQL: rare words outweigh a name every entry carries, a two-word entry is
-not lifted over the one that answers, words match across their forms, and the term
+not lifted over the one that answers, words match across their forms, score fusion
+keeps each leg's clear hit, and the term
 statistics follow the content: an edit, a forget and a TTL purge leave no posting or
 count of words no entry says any more."""
 
@@ -11,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from memory.search.ranking import fuse
 from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import EntryChanges, ForgetRequest, NewMemoryEntry
@@ -93,14 +95,35 @@ async def test_the_statistics_follow_an_edit_a_forget_and_a_ttl_purge(
     assert await postings_holding(engine, "Quokkanary photos") == []
     assert "memory_terms.term" not in await tables_holding(engine, "Quokkanary photos")
 
-    expiring = await store.put(
+    clock = [datetime.now(UTC)]
+    stepped = PostgresMemoryStore(engine, clock=lambda: clock[0])
+    expiring = await stepped.put(
         ref,
-        NewMemoryEntry(
-            content="Ephemeralword reminder",
-            expires_at=datetime.now(UTC) + timedelta(milliseconds=1),
-        ),
+        NewMemoryEntry(content="Ephemeralword reminder", expires_at=clock[0] + timedelta(hours=1)),
     )
     assert await _term_count(engine, ref, "ephemeralword") == 1
-    await store.gc_expired(ref)
-    assert await store.get_entry(ref, expiring.id, touch=False) is None
+    clock[0] += timedelta(hours=2)
+    await stepped.gc_expired(ref)
+    assert await stepped.get_entry(ref, expiring.id, touch=False) is None
     assert await _term_count(engine, ref, "ephemeralword") is None
+
+
+def test_fusion_keeps_each_legs_clear_hit() -> None:
+    """The text leg's top hit outranks every entry only the vectors found; an entry both
+    legs rank well outranks either leg's lone hit; a vector hit outranks a weak word match."""
+    text_hits = [("clear", 12.0), ("both", 6.0), ("weak", 1.0)]
+    vector_hits = [("near", 0.10), ("both", 0.12), ("noise", 0.40), ("far", 0.50)]
+    ranked = [hit.id for hit in fuse(text_hits, vector_hits)]
+    assert ranked[0] == "clear"
+    assert ranked.index("both") < ranked.index("near") < ranked.index("weak")
+    assert [hit.id for hit in fuse(text_hits, [])] == ["clear", "both", "weak"]
+    assert [hit.id for hit in fuse([], vector_hits)] == ["near", "both", "noise", "far"]
+
+
+async def test_hybrid_search_keeps_the_text_legs_clear_hit(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    await store.put_many(ref, [note(turn) for turn in TURNS])
+    query = "Why did Nate get a third turtle?"
+    hybrid = await store.search(ref, SearchRequest(query=query, limit=3))
+    assert hybrid.hits[0].entry.content == TURNS[4]
+    assert hybrid.hits[0].text_rank == 1
