@@ -100,6 +100,7 @@ from schemas.events import EventType
 from schemas.fleet import FleetDreamInput
 from schemas.memory_entry import ForgetRequest, NewMemoryEntry, Tier
 from schemas.memory_ref import parse_memory_ref
+from schemas.search import SearchRequest
 from schemas.workflow_io import DistillationInput
 from tests.support.factories import note
 from tests.support.proposals import last_mondays, seed_routine
@@ -119,10 +120,11 @@ OPS = (
     "delete",
     "expire",
     "snapshot",
+    "search",
     "cancel",
     "propose",
 )
-PAIRS = tuple(itertools.combinations_with_replacement(OPS, 2))  # 55
+PAIRS = tuple(itertools.combinations_with_replacement(OPS, 2))  # 66
 INVARIANTS = (
     "armed_source_live",
     "armed_once",
@@ -138,7 +140,7 @@ INVARIANTS = (
 # Invariants reported as warnings instead of failures: none. (delete_reaches_copies was
 # one while delete kept derived copies; a delete is an erasure now.)
 FLAGS: tuple[str, ...] = ()
-# 6 trials of each of the 55 pairs (330) in every test run, from a fresh seed each run
+# 6 trials of each of the 66 pairs (396) in every test run, from a fresh seed each run
 # (tests/support/fuzzing.py), so successive runs try other interleavings instead of the
 # same ones (10 from one fixed seed took 90 s of a suite that must stay under 12
 # minutes); the soak runs 200 of each.
@@ -312,6 +314,14 @@ async def expire(ctx: TrialContext, ref: str) -> str:
     return f"expired {report.expired_entries}"
 
 
+async def search(ctx: TrialContext, ref: str) -> str:
+    """The hybrid search an agent calls, for the text a forget in the same trial erases:
+    it must answer (no error, no deadlock) whatever runs beside it, and the indexes it
+    reads must be in step afterwards (index_in_step)."""
+    found = await ctx.race.store.search(ref, SearchRequest(query=ctx.forget_target.text, limit=10))
+    return f"found {len(found.hits)}"
+
+
 async def snapshot(ctx: TrialContext, ref: str) -> str:
     info = await ctx.race.store.snapshot(ref, f"race-snapshot-{ctx.instance('snapshot')}")
     return f"snapshot of {info.entry_count}"
@@ -354,6 +364,7 @@ OPERATIONS: dict[str, Op] = {
     "delete": delete,
     "expire": expire,
     "snapshot": snapshot,
+    "search": search,
     "cancel": cancel,
     "propose": propose,
 }
@@ -653,15 +664,49 @@ _STALE_VECTORS = text(
     " ON e.memory_ref = v.memory_ref AND e.id = v.entry_id"
     " WHERE v.memory_ref = :ref AND v.content_sha256 <> e.content_sha256 ORDER BY 1"
 )
+# Term postings that are not the entry's terms, or terms without their posting; term
+# counts and totals that are not the count of the ref's postings.
+_STALE_TERMS = text(
+    """
+SELECT count(*) FROM (
+  (SELECT e.id, t.lexeme, coalesce(array_length(t.positions, 1), 1)
+   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t
+   WHERE e.memory_ref = :ref
+   EXCEPT SELECT entry_id, term, frequency FROM memory_terms WHERE memory_ref = :ref)
+  UNION ALL
+  (SELECT entry_id, term, frequency FROM memory_terms WHERE memory_ref = :ref
+   EXCEPT SELECT e.id, t.lexeme, coalesce(array_length(t.positions, 1), 1)
+   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t
+   WHERE e.memory_ref = :ref)
+) AS differing"""
+)
+_STALE_COUNTS = text(
+    """
+SELECT count(*) FROM (
+  (SELECT term, count(*) FROM memory_terms WHERE memory_ref = :ref GROUP BY term
+   EXCEPT SELECT term, entries FROM memory_term_counts WHERE memory_ref = :ref)
+  UNION ALL
+  (SELECT term, entries FROM memory_term_counts WHERE memory_ref = :ref
+   EXCEPT SELECT term, count(*) FROM memory_terms WHERE memory_ref = :ref GROUP BY term)
+) AS differing"""
+)
 
 
 async def check_indexes(connection: AsyncConnection, ref: str) -> dict[str, str]:
     """index_in_step: no vector of the ref computed from content its entry no longer
-    holds (memory/entries/content.py writes both in one transaction)."""
+    holds, no term posting or count that is not its content's (memory/entries/content.py
+    writes them with the content, in one transaction)."""
     stale = list((await connection.execute(_STALE_VECTORS, {"ref": ref})).scalars())
-    if not stale:
-        return {}
-    return {"index_in_step": f"{len(stale)} stale vectors, e.g. of {', '.join(stale[:3])}"}
+    postings = (await connection.execute(_STALE_TERMS, {"ref": ref})).scalar_one()
+    counts = (await connection.execute(_STALE_COUNTS, {"ref": ref})).scalar_one()
+    problems = []
+    if stale:
+        problems.append(f"{len(stale)} stale vectors, e.g. of {', '.join(stale[:3])}")
+    if postings:
+        problems.append(f"{postings} term postings out of step")
+    if counts:
+        problems.append(f"{counts} term counts out of step")
+    return {"index_in_step": "; ".join(problems)} if problems else {}
 
 
 async def check(ctx: TrialContext, ran: Sequence[str]) -> dict[str, str]:
