@@ -20,7 +20,7 @@ top 10 rows, with the query vector computed by the same embedder. The two sides 
 ABBA rounds so drift hits both. Text-only and semantic-only modes are measured too.
 
 ``EXPLAIN (ANALYZE, BUFFERS)`` of each leg says whether the HNSW index
-(ix_embeddings_hnsw_*) and the term postings' key (memory_terms_pkey) are used.
+(ix_embeddings_hnsw_*) and the term postings' ranked index (ix_terms_ranked) are used.
 Results go to benchmarks/results/search.json (search-quick.json with --quick).
 """
 
@@ -53,7 +53,7 @@ from benchmarks.corpus import PEOPLE
 from memory.embeddings.choice import static_embedder
 from memory.embeddings.static_model import StaticWordEmbedder
 from memory.indexes.vector_index import index_name
-from memory.search.lexical import K1, B
+from memory.search.lexical import K1, POSTINGS_PER_TERM, B
 from memory.search.ranking import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, fuse
 from memory.storage import tables
 from memory.storage.engines import create_engine, migrate
@@ -66,7 +66,7 @@ RESULTS_DIR = Path(__file__).with_name("results")
 LOAD_BATCH = 1_000
 LIMIT = 10
 REF = "mem://bench/search-agent/main"
-GIN_INDEX = "memory_terms_pkey"
+GIN_INDEX = "ix_terms_ranked"
 HNSW_PREFIX = "ix_embeddings_hnsw_"
 VECTOR_LITERAL = re.compile(r"'\[[-0-9.e,]+\]'")
 
@@ -200,16 +200,21 @@ def question(rng: random.Random) -> str:
 # ---------------------------------------------------------------------- bare SQL
 
 TEXT_SQL = (
-    # The product's BM25 leg (memory/search/lexical.py) as one statement.
+    # The product's BM25 leg (memory/search/lexical.py) as one statement: each term's
+    # best $8 postings are the candidates, scored exactly over every query term.
     "WITH weights AS (SELECT c.term,"
     " ln(1.0 + (t.entries - c.entries + 0.5) / (c.entries + 0.5)) AS idf,"
     " t.terms::float8 / t.entries AS mean_terms"
     " FROM memory_term_counts c JOIN memory_ref_term_totals t ON t.memory_ref = c.memory_ref"
     " WHERE c.memory_ref = $2"
     " AND c.term = ANY(tsvector_to_array(to_tsvector('english'::regconfig, $4)))),"
+    " candidates AS (SELECT DISTINCT b.entry_id FROM weights w CROSS JOIN LATERAL"
+    " (SELECT p.entry_id FROM memory_terms p WHERE p.tenant = $1 AND p.memory_ref = $2"
+    " AND p.term = w.term ORDER BY p.frequency DESC, p.entry_terms, p.entry_id LIMIT $8) b),"
     " scored AS (SELECT p.entry_id, sum(w.idf * p.frequency * ($6 + 1)"
     " / (p.frequency + $6 * (1 - $7 + $7 * p.entry_terms / w.mean_terms))) AS score"
-    " FROM weights w JOIN memory_terms p ON p.term = w.term"
+    " FROM candidates c JOIN memory_terms p ON p.entry_id = c.entry_id"
+    " JOIN weights w ON w.term = p.term"
     " WHERE p.tenant = $1 AND p.memory_ref = $2 GROUP BY p.entry_id)"
     " SELECT s.entry_id AS id, s.score FROM scored s"
     " JOIN memory_entries e ON e.memory_ref = $2 AND e.id = s.entry_id"
@@ -293,7 +298,9 @@ class BareSearch:
         text_ids: list[tuple[str, float]] = []
         vector_ids: list[tuple[str, float]] = []
         if mode is not SearchMode.SEMANTIC:
-            rows = await connection.fetch(TEXT_SQL, self.tenant, REF, now, query, depth, K1, B)
+            rows = await connection.fetch(
+                TEXT_SQL, self.tenant, REF, now, query, depth, K1, B, POSTINGS_PER_TERM
+            )
             text_ids = [(row["id"], row["score"]) for row in rows]
         if mode is not SearchMode.TEXT:
             vector = (await self.embedder.embed([query]))[0]
@@ -441,6 +448,7 @@ async def explain(
                 depth,
                 K1,
                 B,
+                POSTINGS_PER_TERM,
             )
         ]
     hnsw = index_name(bare.model)

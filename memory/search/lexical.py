@@ -9,8 +9,11 @@ an entry's score saturates in the term's frequency (k1) and is normalised by the
 length against the memoryRef's mean (b), mildly, so a two-word entry is not lifted over
 the one that says what was asked.
 
-Only postings of the query's terms are read, by the (memoryRef, term) key; the counts
-come from the rows the triggers of migration 0024 keep. Entries are then filtered as
+Only postings of the query's terms are read: each term's best ``POSTINGS_PER_TERM``
+(every posting of a term fewer entries hold) are the candidates, and each candidate is
+then scored exactly over all the query's terms. An entry that holds only common terms
+and is among none of their best postings can be missed; its score would be low. The
+counts come from the rows the triggers of migration 0024 keep. Entries are filtered as
 every read is (tenant first, live, the caller's filters) before the top ``depth``.
 
 K1 and B were chosen on the tuning half of the LoCoMo development conversations
@@ -23,7 +26,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Float, and_, any_, bindparam, cast, func, select, text
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    and_,
+    any_,
+    bindparam,
+    cast,
+    func,
+    select,
+    text,
+    true,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.entries.filters import entry_filters
@@ -36,6 +50,10 @@ ENTRIES, TERMS = tables.entries, tables.terms
 TERM_COUNTS, TOTALS = tables.term_counts, tables.ref_term_totals
 K1 = 1.2
 B = 0.4
+# Postings read per query term, best first (most occurrences, then shortest entry): all of
+# a term fewer entries hold, the best of a common one (a speaker's name in 50,000 turns
+# adds little to any score, and reading all of it cost 100 ms at 100k entries).
+POSTINGS_PER_TERM = 300
 
 
 def query_terms(query: str) -> ColumnElement[list[str]]:
@@ -65,18 +83,32 @@ async def lexical_ranking(
             (cast(TOTALS.c.terms, Float) / TOTALS.c.entries).label("mean_terms"),
         )
         .select_from(TERM_COUNTS.join(TOTALS, TOTALS.c.memory_ref == TERM_COUNTS.c.memory_ref))
-        .where(
-            scoped(TERM_COUNTS, ref),
-            TERM_COUNTS.c.term == any_(query_terms(query)),
-        )
+        .where(scoped(TERM_COUNTS, ref), TERM_COUNTS.c.term == any_(query_terms(query)))
         .cte("weights")
+    )
+    # Candidates: each term's best POSTINGS_PER_TERM postings (every one of a rarer
+    # term), through ix_terms_ranked; then every query term's posting of each candidate,
+    # scored exactly.
+    best = (
+        select(TERMS.c.entry_id)
+        .where(scoped(TERMS, ref), TERMS.c.term == weights.c.term)
+        .order_by(TERMS.c.frequency.desc(), TERMS.c.entry_terms, TERMS.c.entry_id)
+        .limit(POSTINGS_PER_TERM)
+        .lateral("best")
+    )
+    candidates = (
+        select(best.c.entry_id).select_from(weights.join(best, true())).distinct().cte("candidates")
     )
     frequency = cast(TERMS.c.frequency, Float)
     length_norm = 1.0 - B + B * TERMS.c.entry_terms / weights.c.mean_terms
     score = func.sum(weights.c.idf * frequency * (K1 + 1) / (frequency + K1 * length_norm))
     scored = (
         select(TERMS.c.entry_id, score.label("score"))
-        .select_from(weights.join(TERMS, TERMS.c.term == weights.c.term))
+        .select_from(
+            candidates.join(TERMS, TERMS.c.entry_id == candidates.c.entry_id).join(
+                weights, weights.c.term == TERMS.c.term
+            )
+        )
         .where(scoped(TERMS, ref))
         .group_by(TERMS.c.entry_id)
         .subquery("scored")

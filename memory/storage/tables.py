@@ -92,9 +92,9 @@ embeddings = Table(
 terms = Table(
     "memory_terms",
     metadata,
-    Column("memory_ref", Text, primary_key=True),
-    Column("term", Text, primary_key=True),
-    Column("entry_id", Text, primary_key=True),
+    Column("memory_ref", Text, nullable=False),
+    Column("term", Text, nullable=False),
+    Column("entry_id", Text, nullable=False),
     Column("tenant", Text, nullable=False),
     Column("frequency", Integer, nullable=False),
     Column("entry_terms", Integer, nullable=False),

@@ -16,9 +16,10 @@ reaches zero is deleted, so no row names a term no entry holds any more: a forge
 reaches the statistics too. Rows are added in key order, so two writers lock them in the
 same order.
 
-``memory_ref, term, entry_id`` is the key the ranking reads (every posting of a query
-term in one memoryRef); ``ix_terms_entry`` serves the foreign key and a rewrite's
-delete of one entry's postings.
+``ix_terms_ranked`` orders one term's postings of one memoryRef by what they add to a
+BM25 score (more occurrences first, then shorter entries), so the ranking reads only the
+best few hundred of a common term; ``ix_terms_entry`` serves the foreign key, a rewrite's
+delete of one entry's postings and the exact scoring of the candidates.
 
 Revision ID: 0024
 Revises: 0023
@@ -76,12 +77,15 @@ CREATE TABLE memory_terms (
   tenant text NOT NULL,
   frequency integer NOT NULL CHECK (frequency > 0),
   entry_terms integer NOT NULL CHECK (entry_terms > 0),
-  PRIMARY KEY (memory_ref, term, entry_id),
   FOREIGN KEY (memory_ref, entry_id) REFERENCES memory_entries (memory_ref, id)
     ON DELETE CASCADE
 )"""
     )
-    op.execute("CREATE INDEX ix_terms_entry ON memory_terms (memory_ref, entry_id)")
+    op.execute(
+        "CREATE UNIQUE INDEX ix_terms_ranked ON memory_terms"
+        " (memory_ref, term, frequency DESC, entry_terms, entry_id)"
+    )
+    op.execute("CREATE INDEX ix_terms_entry ON memory_terms (memory_ref, entry_id, term)")
     op.execute(
         """
 CREATE TABLE memory_term_counts (
