@@ -13,6 +13,7 @@ from memory.store import PostgresMemoryStore
 from schemas.commitments import InferCommitmentsRequest
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note, unique_ref
+from tests.support.scan import index_seeded_entries
 
 
 async def test_the_nightly_scan_reads_new_entries_through_the_index(
@@ -23,6 +24,7 @@ async def test_the_nightly_scan_reads_new_entries_through_the_index(
         await connection.execute(
             text(SEED), {"tenant": parse_memory_ref(ref).tenant, "ref": ref, "size": 20_000}
         )
+        await index_seeded_entries(connection, ref)
     async with engine.connect() as connection:
         await connection.execution_options(isolation_level="AUTOCOMMIT")
         await connection.execute(text("ANALYZE memory_entries"))

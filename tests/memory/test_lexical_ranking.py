@@ -80,9 +80,7 @@ async def test_the_statistics_follow_an_edit_a_forget_and_a_ttl_purge(
         ],
     )
     assert await _term_count(engine, ref, "zanzibar") == 2
-    await store.update(
-        ref, edited.id, EntryChanges(content="Visas cost fifty"), expected_version=1
-    )
+    await store.update(ref, edited.id, EntryChanges(content="Visas cost fifty"), expected_version=1)
     assert await _term_count(engine, ref, "zanzibar") == 1
     assert await _term_count(engine, ref, "visa") == 1
     assert set(await _text_ranking(store, ref, "zanzibar visa")) == {

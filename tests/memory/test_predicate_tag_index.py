@@ -23,6 +23,7 @@ from memory.store import PostgresMemoryStore
 from schemas.commitment_spec import PredicateSpec
 from schemas.memory_ref import parse_memory_ref
 from tests.support.factories import note, unique_ref
+from tests.support.scan import index_seeded_entries
 
 ENTRIES = 20_000
 # Every entry carries one of four common tags, as agent memory does.
@@ -77,6 +78,7 @@ async def test_a_tag_no_entry_carries_is_looked_up_not_scanned(
         await connection.execute(
             text(SEED), {"tenant": parse_memory_ref(ref).tenant, "ref": ref, "size": ENTRIES}
         )
+        await index_seeded_entries(connection, ref)
     async with engine.connect() as connection:
         await connection.execution_options(isolation_level="AUTOCOMMIT")
         await connection.execute(text("ANALYZE memory_entries"))

@@ -44,7 +44,7 @@ async def test_no_pair_of_maintenance_operations_breaks_an_invariant(
     async with race_worker(temporal_env.client, database_url) as race:
         report = await run_races(race, trials=CI_TRIALS, seed=run_seed())
     print(report.table())
-    assert sum(report.trials.values()) == CI_TRIALS * len(PAIRS) == 330
+    assert sum(report.trials.values()) == CI_TRIALS * len(PAIRS) == 396
     assert any("fleet" in pair for pair in report.trials)
     engine = create_async_engine(database_url)
     async with engine.connect() as connection:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 
 from sqlalchemy import Table, func, select, text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from memory.indexes.vectors import EntryVectors
 from memory.storage import tables
@@ -212,3 +212,17 @@ async def re_embed(vectors: EntryVectors) -> None:
         if page.after is None:
             return
         after = page.after
+
+
+async def index_seeded_entries(connection: AsyncConnection, ref: str) -> None:
+    """The derived indexes of entries a test inserted by raw SQL (20,000 rows for a
+    query plan, in one statement), made by the one writer's own index code, so the
+    database stays as the product would have left it."""
+    from memory.indexes.terms import store_terms
+
+    ids = (
+        await connection.execute(
+            select(tables.entries.c.id).where(tables.entries.c.memory_ref == ref)
+        )
+    ).scalars()
+    await store_terms(connection, [{"memory_ref": ref, "id": entry_id} for entry_id in ids])
