@@ -173,7 +173,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     baseline = BM25Baseline(conversations)
     async with bench_server("recall-bench") as server, fresh_database(server, "recall") as url:
-        engine = create_engine(url)
+        engine = create_engine(url.render_as_string(hide_password=False))
         try:
             await migrate(engine)
             settings = Settings()

@@ -2,9 +2,9 @@
 
 A search ranks the live entries of one memoryRef against a query by fusing the scores
 of two legs: BM25 over the entries' terms and vector similarity under the configured
-embedding model (memory/search/ranking.py). ``mode`` picks the legs: ``hybrid`` (both; the text leg alone
-when the host has no embedding model), ``semantic`` (vectors only) or ``text``. The
-filters are the OpenIntent query's.
+embedding model (memory/search/ranking.py). ``mode`` picks the legs: ``hybrid``
+(both; the text leg alone when the host has no embedding model), ``semantic`` (vectors
+only) or ``text``. The filters are the OpenIntent query's.
 """
 
 from __future__ import annotations
