@@ -16,9 +16,9 @@ content_checksum.py) and every derived index of the entry in the same transactio
 
 The next derived indexes (update links) join ``_bring_indexes_in_step`` and
 ``insert_entries`` and are then kept by every path at once. No other module inserts an
-entry or writes ``content`` or ``content_sha256`` (tests/architecture/test_one_writer.py), and every
-test's database is checked for an index row whose checksum is not its entry's
-(tests/conftest.py).
+entry or writes ``content`` or ``content_sha256`` (tests/architecture/test_one_writer.py),
+and every test's database is checked for an index row out of step with its entry's
+content (tests/conftest.py, tests/support/scan.py).
 
 Content arrives here already through the SR-1 chokepoint (memory/redaction/): what is
 written is exactly what was redacted.
@@ -144,7 +144,8 @@ async def _bring_indexes_in_step(
     """Every derived index of entries whose content was just rewritten: their term
     postings are read again from the new content; each vector computed for the new
     content is stored, every vector of older content goes."""
-    await replace_terms(connection, ref, [str(row["id"]) for row in rows])
+    ids = [str(row["id"]) for row in rows]
+    await replace_terms(connection, ref, ids)
     scoped_rows = [{"tenant": ref.tenant, "memory_ref": str(ref), **row} for row in rows]
     await store_vectors(connection, scoped_rows, vectors, now)
-    await drop_stale_vectors(connection, ref, [row["id"] for row in rows])
+    await drop_stale_vectors(connection, ref, ids)

@@ -7,10 +7,11 @@ in SQL from the row just written, so what the index says is what the entry says,
 construction; only the one writer of entry content (memory/entries/content.py) calls
 this module, in the transaction that writes the content.
 
-Term rarity is counted from these rows when a search runs; nothing else stores a
-statistic of the text. Postings go with their entry by the foreign key (forget, TTL,
-erasure, delete) and are rebuilt whenever the content changes, so none outlives the
-text it was read from.
+An entry's postings are always inserted by one statement (the triggers of migration 0024
+count each entry once per statement into the memoryRef's totals, and count each term's
+entries). Postings go with their entry by the foreign key (forget, TTL, erasure, delete)
+and are rebuilt whenever the content changes, so neither they nor the counts outlive
+the text they were read from.
 """
 
 from __future__ import annotations

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory.search.ranking import fuse
 from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import EntryChanges, ForgetRequest, NewMemoryEntry
+from schemas.memory_ref import parse_memory_ref
 from schemas.search import SearchMode, SearchRequest
 from tests.support.factories import note, unique_ref
-from tests.support.scan import postings_holding, tables_holding
+from tests.support.races import check_indexes
+from tests.support.scan import index_rows_out_of_step, postings_holding, tables_holding
 
 TURNS = (
     "Nate: You too!",
@@ -125,3 +127,38 @@ async def test_hybrid_search_keeps_the_text_legs_clear_hit(store: PostgresMemory
     hybrid = await store.search(ref, SearchRequest(query=query, limit=3))
     assert hybrid.hits[0].entry.content == TURNS[4]
     assert hybrid.hits[0].text_rank == 1
+
+
+async def test_the_in_step_checks_find_a_planted_posting_and_count(
+    engine: AsyncEngine, store: PostgresMemoryStore
+) -> None:
+    """The checks every test and every race trial run (tests/support/scan.py) can fail:
+    a posting of a word the entry does not say, and a count that is not the recount."""
+    ref = unique_ref()
+    (entry,) = await store.put_many(ref, [note("The ferry leaves at noon")])
+    planted = text(
+        "INSERT INTO memory_terms (memory_ref, term, entry_id, tenant, frequency, entry_terms)"
+        " VALUES (:ref, 'plantedword', :id, :tenant, 1, 1)"
+    )
+    async with engine.begin() as connection:
+        await connection.execute(
+            planted, {"ref": ref, "id": entry.id, "tenant": parse_memory_ref(ref).tenant}
+        )
+        # The trigger counted the planted posting as a term of one more entry (the writer
+        # inserts an entry's postings in one statement), and a count is planted too.
+        await connection.execute(
+            text(
+                "UPDATE memory_term_counts SET entries = 7"
+                " WHERE memory_ref = :ref AND term = 'ferri'"
+            ),
+            {"ref": ref},
+        )
+        found = await index_rows_out_of_step(connection, ref)
+        assert (ref, entry.id, "term postings") in found and (ref, "", "term counts") in found
+        assert set(found) <= set(await index_rows_out_of_step(connection))
+        assert (await check_indexes(connection, ref))["index_in_step"] == (
+            "1 term counts, 1 term postings, 1 term totals"
+        )
+        await connection.rollback()
+    async with engine.connect() as connection:
+        assert await index_rows_out_of_step(connection, ref) == []

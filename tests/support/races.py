@@ -104,7 +104,7 @@ from schemas.search import SearchRequest
 from schemas.workflow_io import DistillationInput
 from tests.support.factories import note
 from tests.support.proposals import last_mondays, seed_routine
-from tests.support.scan import SCANNED_TYPES
+from tests.support.scan import SCANNED_TYPES, index_rows_out_of_step
 from worker import build_worker
 from workflows.commitment_inference import CommitmentInferenceWorkflow
 from workflows.consolidation import ConsolidationWorkflow
@@ -659,54 +659,17 @@ async def check_proposals(connection: AsyncConnection, ctx: TrialContext) -> dic
     return {"proposed_once": "; ".join(problems)} if problems else {}
 
 
-_STALE_VECTORS = text(
-    "SELECT v.entry_id FROM memory_embeddings v JOIN memory_entries e"
-    " ON e.memory_ref = v.memory_ref AND e.id = v.entry_id"
-    " WHERE v.memory_ref = :ref AND v.content_sha256 <> e.content_sha256 ORDER BY 1"
-)
-# Term postings that are not the entry's terms, or terms without their posting; term
-# counts and totals that are not the count of the ref's postings.
-_STALE_TERMS = text(
-    """
-SELECT count(*) FROM (
-  (SELECT e.id, t.lexeme, coalesce(array_length(t.positions, 1), 1)
-   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t
-   WHERE e.memory_ref = :ref
-   EXCEPT SELECT entry_id, term, frequency FROM memory_terms WHERE memory_ref = :ref)
-  UNION ALL
-  (SELECT entry_id, term, frequency FROM memory_terms WHERE memory_ref = :ref
-   EXCEPT SELECT e.id, t.lexeme, coalesce(array_length(t.positions, 1), 1)
-   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t
-   WHERE e.memory_ref = :ref)
-) AS differing"""
-)
-_STALE_COUNTS = text(
-    """
-SELECT count(*) FROM (
-  (SELECT term, count(*) FROM memory_terms WHERE memory_ref = :ref GROUP BY term
-   EXCEPT SELECT term, entries FROM memory_term_counts WHERE memory_ref = :ref)
-  UNION ALL
-  (SELECT term, entries FROM memory_term_counts WHERE memory_ref = :ref
-   EXCEPT SELECT term, count(*) FROM memory_terms WHERE memory_ref = :ref GROUP BY term)
-) AS differing"""
-)
-
-
 async def check_indexes(connection: AsyncConnection, ref: str) -> dict[str, str]:
     """index_in_step: no vector of the ref computed from content its entry no longer
     holds, no term posting or count that is not its content's (memory/entries/content.py
-    writes them with the content, in one transaction)."""
-    stale = list((await connection.execute(_STALE_VECTORS, {"ref": ref})).scalars())
-    postings = (await connection.execute(_STALE_TERMS, {"ref": ref})).scalar_one()
-    counts = (await connection.execute(_STALE_COUNTS, {"ref": ref})).scalar_one()
-    problems = []
-    if stale:
-        problems.append(f"{len(stale)} stale vectors, e.g. of {', '.join(stale[:3])}")
-    if postings:
-        problems.append(f"{postings} term postings out of step")
-    if counts:
-        problems.append(f"{counts} term counts out of step")
-    return {"index_in_step": "; ".join(problems)} if problems else {}
+    writes them with the content, in one transaction; tests/support/scan.py says what
+    out of step means)."""
+    out_of_step = collections.Counter(
+        index for _, _, index in await index_rows_out_of_step(connection, ref)
+    )
+    if not out_of_step:
+        return {}
+    return {"index_in_step": ", ".join(f"{n} {index}" for index, n in sorted(out_of_step.items()))}
 
 
 async def check(ctx: TrialContext, ran: Sequence[str]) -> dict[str, str]:

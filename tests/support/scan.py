@@ -132,50 +132,70 @@ async def tenant_checksum(engine: AsyncEngine, tenant: str) -> str:
 # term posting that is not (or a term the entry holds that has no posting), a term count
 # or memoryRef total that is not the count of the postings. The one writer of content
 # (memory/entries/content.py) and migration 0024's triggers leave none: tests/conftest.py
-# checks every test's database for them.
-_STALE_INDEX_ROWS = text(
-    """
+# checks every test's database for them, the race harness each trial's memoryRef.
+_OUT_OF_STEP = """
 SELECT v.memory_ref, v.entry_id, v.model FROM memory_embeddings v
 JOIN memory_entries e ON e.memory_ref = v.memory_ref AND e.id = v.entry_id
-WHERE v.content_sha256 <> e.content_sha256
+WHERE v.content_sha256 <> e.content_sha256 {and_entry_ref}
 UNION ALL
 SELECT memory_ref, entry_id, 'term postings' FROM (
   (SELECT e.memory_ref, e.id AS entry_id, t.lexeme,
           coalesce(array_length(t.positions, 1), 1) AS frequency
-   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t
-   EXCEPT SELECT memory_ref, entry_id, term, frequency FROM memory_terms)
+   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t {where_entry_ref}
+   EXCEPT SELECT memory_ref, entry_id, term, frequency FROM memory_terms {where_ref})
   UNION
-  (SELECT memory_ref, entry_id, term, frequency FROM memory_terms
+  (SELECT memory_ref, entry_id, term, frequency FROM memory_terms {where_ref}
    EXCEPT SELECT e.memory_ref, e.id, t.lexeme, coalesce(array_length(t.positions, 1), 1)
-   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t)
+   FROM memory_entries e CROSS JOIN LATERAL unnest(e.search_terms) AS t {where_entry_ref})
 ) AS differing GROUP BY memory_ref, entry_id
 UNION ALL
 SELECT memory_ref, '', 'term counts' FROM (
-  (SELECT memory_ref, term, count(*) FROM memory_terms GROUP BY memory_ref, term
-   EXCEPT SELECT memory_ref, term, entries FROM memory_term_counts)
+  (SELECT memory_ref, term, count(*) FROM memory_terms {where_ref} GROUP BY memory_ref, term
+   EXCEPT SELECT memory_ref, term, entries FROM memory_term_counts {where_ref})
   UNION
-  (SELECT memory_ref, term, entries FROM memory_term_counts
-   EXCEPT SELECT memory_ref, term, count(*) FROM memory_terms GROUP BY memory_ref, term)
+  (SELECT memory_ref, term, entries FROM memory_term_counts {where_ref}
+   EXCEPT SELECT memory_ref, term, count(*) FROM memory_terms {where_ref}
+   GROUP BY memory_ref, term)
 ) AS differing GROUP BY memory_ref
 UNION ALL
 SELECT memory_ref, '', 'term totals' FROM (
-  (SELECT memory_ref, count(DISTINCT entry_id), sum(frequency) FROM memory_terms
+  (SELECT memory_ref, count(DISTINCT entry_id), sum(frequency) FROM memory_terms {where_ref}
    GROUP BY memory_ref
-   EXCEPT SELECT memory_ref, entries, terms FROM memory_ref_term_totals)
+   EXCEPT SELECT memory_ref, entries, terms FROM memory_ref_term_totals {where_ref})
   UNION
-  (SELECT memory_ref, entries, terms FROM memory_ref_term_totals
+  (SELECT memory_ref, entries, terms FROM memory_ref_term_totals {where_ref}
    EXCEPT SELECT memory_ref, count(DISTINCT entry_id), sum(frequency) FROM memory_terms
-   GROUP BY memory_ref)
+   {where_ref} GROUP BY memory_ref)
 ) AS differing GROUP BY memory_ref
 ORDER BY 1, 2, 3"""
+_EVERY_REF = text(
+    _OUT_OF_STEP.format(and_entry_ref="", where_entry_ref="", where_ref="")
+).execution_options(**EVERY_TENANT)
+_ONE_REF = text(
+    _OUT_OF_STEP.format(
+        and_entry_ref="AND e.memory_ref = :ref",
+        where_entry_ref="WHERE e.memory_ref = :ref",
+        where_ref="WHERE memory_ref = :ref",
+    )
 ).execution_options(**EVERY_TENANT)
 
 
+async def index_rows_out_of_step(
+    connection: AsyncConnection, ref: str | None = None
+) -> list[tuple[str, str, str]]:
+    """(memoryRef, entry id or '', model or index) of every index row out of step with
+    its entry's content (see _OUT_OF_STEP), in ``ref`` or in every memoryRef."""
+    if ref is None:
+        rows = await connection.execute(_EVERY_REF)
+    else:
+        rows = await connection.execute(_ONE_REF, {"ref": ref})
+    return [(row[0], row[1], row[2]) for row in rows.all()]
+
+
 async def stale_index_rows(engine: AsyncEngine) -> list[tuple[str, str, str]]:
-    """(memoryRef, entry id, model or index) of every index row out of step with its
-    entry's content (see _STALE_INDEX_ROWS)."""
+    """index_rows_out_of_step over every memoryRef of the database."""
     async with engine.connect() as connection:
-        return [tuple(row) for row in (await connection.execute(_STALE_INDEX_ROWS)).all()]
+        return await index_rows_out_of_step(connection)
 
 
 async def vectors_derived_from(engine: AsyncEngine, forgotten: str, k: int = 50) -> list[str]:
