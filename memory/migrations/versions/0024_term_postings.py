@@ -21,6 +21,9 @@ BM25 score (more occurrences first, then shorter entries), so the ranking reads 
 best few hundred of a common term; ``ix_terms_entry`` serves the foreign key, a rewrite's
 delete of one entry's postings and the exact scoring of the candidates.
 
+The GIN index over ``search_terms`` (migration 0018) goes: the ranking no longer matches
+the tsvector (``@@``), so every write maintained an index no read used.
+
 Revision ID: 0024
 Revises: 0023
 Create Date: 2026-12-06
@@ -68,6 +71,7 @@ _TRIGGERS = {
 
 
 def upgrade() -> None:
+    op.drop_index("ix_entries_search_terms", table_name="memory_entries")
     op.execute(
         """
 CREATE TABLE memory_terms (
@@ -128,3 +132,6 @@ def downgrade() -> None:
         op.execute(f"DROP FUNCTION {name}()")
     op.execute("DROP TABLE memory_term_counts")
     op.execute("DROP TABLE memory_ref_term_totals")
+    op.create_index(
+        "ix_entries_search_terms", "memory_entries", ["search_terms"], postgresql_using="gin"
+    )
