@@ -605,13 +605,15 @@ async def measure(
     bare_vec_rows: list[int] = []
     overlap: list[float] = []
     for query in sample:
-        # The ranking a search of LIMIT reads (each leg MIN_DEPTH deep), kept MIN_DEPTH
-        # long: the hits with a vector rank are the vector leg's candidates that made it.
-        ranked, _ = await store.searches.rank(
-            parse_memory_ref(REF), query, SearchRequest(query=query).filters(), MIN_DEPTH
+        # The vector leg alone, MIN_DEPTH deep (semantic mode): its candidates, to compare
+        # with the bare leg's rows; then the hybrid ranking a search of LIMIT returns.
+        filters = SearchRequest(query=query).filters()
+        vector_leg, _ = await store.searches.rank(
+            parse_memory_ref(REF), query, filters, MIN_DEPTH, SearchMode.SEMANTIC
         )
-        product_vec_rows.append(sum(1 for hit in ranked if hit.vector_rank is not None))
-        product_ids = [hit.id for hit in ranked[:LIMIT]]
+        product_vec_rows.append(len(vector_leg))
+        ranked, _ = await store.searches.rank(parse_memory_ref(REF), query, filters, LIMIT)
+        product_ids = [hit.id for hit in ranked]
         bare_ids = await bare.search(query)
         bare_vec_rows.append(bare.last_vector_rows)
         overlap.append(len(set(product_ids) & set(bare_ids)) / max(1, len(bare_ids)))
