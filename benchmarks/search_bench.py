@@ -53,6 +53,7 @@ from benchmarks.corpus import PEOPLE
 from memory.embeddings.choice import static_embedder
 from memory.embeddings.static_model import StaticWordEmbedder
 from memory.indexes.vector_index import index_name
+from memory.search.hits import LegHit
 from memory.search.lexical import K1, POSTINGS_PER_TERM, B
 from memory.search.ranking import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, fuse
 from memory.storage import tables
@@ -216,10 +217,10 @@ TEXT_SQL = (
     " FROM candidates c JOIN memory_terms p ON p.entry_id = c.entry_id"
     " JOIN weights w ON w.term = p.term"
     " WHERE p.tenant = $1 AND p.memory_ref = $2 GROUP BY p.entry_id)"
-    " SELECT s.entry_id AS id, s.score FROM scored s"
+    " SELECT s.entry_id AS id, s.score, e.created_at FROM scored s"
     " JOIN memory_entries e ON e.memory_ref = $2 AND e.id = s.entry_id"
     " WHERE e.tenant = $1 AND (e.expires_at IS NULL OR e.expires_at > $3)"
-    " AND e.invalidated_at IS NULL ORDER BY s.score DESC, s.entry_id LIMIT $5"
+    " AND e.invalidated_at IS NULL ORDER BY s.score DESC, e.created_at DESC, s.entry_id LIMIT $5"
 )
 
 
@@ -229,13 +230,14 @@ def vector_sql(dimensions: int) -> str:
     depth)."""
     distance = f"embedding::vector({dimensions}) <=> $1::vector({dimensions})"
     return (
-        f"SELECT n.entry_id, n.distance FROM (SELECT entry_id, content_sha256, {distance}"
-        " AS distance FROM memory_embeddings WHERE tenant = $2 AND memory_ref = $3"
+        "SELECT n.entry_id, n.distance, e.created_at"
+        f" FROM (SELECT entry_id, content_sha256, {distance} AS distance"
+        " FROM memory_embeddings WHERE tenant = $2 AND memory_ref = $3"
         f" AND model = $4 ORDER BY {distance} LIMIT $6) AS n"
         " JOIN memory_entries e ON e.id = n.entry_id AND e.content_sha256 = n.content_sha256"
         " WHERE e.tenant = $2 AND e.memory_ref = $3"
         " AND (e.expires_at IS NULL OR e.expires_at > $5) AND e.invalidated_at IS NULL"
-        " ORDER BY n.distance, n.entry_id LIMIT $7"
+        " ORDER BY n.distance, e.created_at DESC, n.entry_id LIMIT $7"
     )
 
 
@@ -293,15 +295,15 @@ class BareSearch:
 
     async def legs(
         self, connection: asyncpg.Connection, query: str, mode: SearchMode, depth: int
-    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    ) -> tuple[list[LegHit], list[LegHit]]:
         now = datetime.now(UTC)
-        text_ids: list[tuple[str, float]] = []
-        vector_ids: list[tuple[str, float]] = []
+        text_ids: list[LegHit] = []
+        vector_ids: list[LegHit] = []
         if mode is not SearchMode.SEMANTIC:
             rows = await connection.fetch(
                 TEXT_SQL, self.tenant, REF, now, query, depth, K1, B, POSTINGS_PER_TERM
             )
-            text_ids = [(row["id"], row["score"]) for row in rows]
+            text_ids = [LegHit(row["id"], row["score"], row["created_at"]) for row in rows]
         if mode is not SearchMode.TEXT:
             vector = (await self.embedder.embed([query]))[0]
             for statement in set_local(depth):
@@ -316,7 +318,9 @@ class BareSearch:
                 fetched(depth),
                 depth,
             )
-            vector_ids = [(row["entry_id"], row["distance"]) for row in rows]
+            vector_ids = [
+                LegHit(row["entry_id"], row["distance"], row["created_at"]) for row in rows
+            ]
             self.last_vector_rows = len(vector_ids)
         return text_ids, vector_ids
 

@@ -41,6 +41,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.entries.filters import entry_filters
+from memory.search.hits import LegHit
 from memory.storage import tables
 from memory.storage.tenant_scope import scoped
 from schemas.memory_entry import MemoryQuery
@@ -70,9 +71,10 @@ async def lexical_ranking(
     filters: MemoryQuery,
     now: datetime,
     depth: int,
-) -> list[tuple[str, float]]:
+) -> list[LegHit]:
     """The top ``depth`` entries admitted by ``filters`` with their BM25 scores, best
-    first (ties by id); empty when no term of the query is in this memoryRef."""
+    first (ties: newest first, then by id); empty when no term of the query is in this
+    memoryRef."""
     idf = func.ln(
         1.0 + (TOTALS.c.entries - TERM_COUNTS.c.entries + 0.5) / (TERM_COUNTS.c.entries + 0.5)
     )
@@ -114,11 +116,11 @@ async def lexical_ranking(
         .subquery("scored")
     )
     statement = (
-        select(scored.c.entry_id, scored.c.score)
+        select(scored.c.entry_id, scored.c.score, ENTRIES.c.created_at)
         .join(ENTRIES, and_(ENTRIES.c.memory_ref == str(ref), ENTRIES.c.id == scored.c.entry_id))
         .where(*entry_filters(ref, filters, now))
-        .order_by(scored.c.score.desc(), scored.c.entry_id)
+        .order_by(scored.c.score.desc(), ENTRIES.c.created_at.desc(), scored.c.entry_id)
         .limit(depth)
     )
     rows = (await connection.execute(statement)).all()
-    return [(row.entry_id, float(row.score)) for row in rows]
+    return [LegHit(row.entry_id, float(row.score), row.created_at) for row in rows]

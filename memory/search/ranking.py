@@ -19,7 +19,7 @@ fused by score so that neither leg's clear hit is lost.
 
 Both legs take the same filters (memory/entries/filters.py, tenant first) and read
 ``depth`` candidates; the fused top ``limit`` is read back whole. One read transaction.
-Equal scores are ordered by id, so a ranking is deterministic.
+Equal scores put the newer entry first, then order by id, so a ranking is deterministic.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from memory.entries.rows import to_host_entry
 from memory.indexes.vector_index import index_expression
 from memory.indexes.vectors import EntryVectors
 from memory.input_gate import checked, read_query
+from memory.search.hits import LegHit
 from memory.search.lexical import lexical_ranking
 from memory.storage import tables
 from memory.storage.database import Database
@@ -65,29 +66,32 @@ class Ranked:
     vector_rank: int | None
 
 
-def fuse(
-    text_hits: Sequence[tuple[str, float]], vector_hits: Sequence[tuple[str, float]]
-) -> list[Ranked]:
-    """Score fusion of (id, BM25 score) and (id, cosine distance) candidates, each leg
-    best first (see the module doc); ties broken by id so the order is deterministic."""
+def fuse(text_hits: Sequence[LegHit], vector_hits: Sequence[LegHit]) -> list[Ranked]:
+    """Score fusion of BM25-scored and cosine-distanced candidates, each leg best first
+    (see the module doc). Equal scores: the newer entry first (a fact restated later is
+    likelier current), then by id so the order is deterministic."""
     scores: dict[str, float] = {}
+    written = {hit.id: hit.created_at for hit in (*text_hits, *vector_hits)}
     if text_hits:
-        best = text_hits[0][1]
-        for entry_id, score in text_hits:
-            scores[entry_id] = score / best if best > 0 else 0.0
+        best = text_hits[0].value
+        for hit in text_hits:
+            scores[hit.id] = hit.value / best if best > 0 else 0.0
     if vector_hits:
-        nearest, farthest = vector_hits[0][1], vector_hits[-1][1]
+        nearest, farthest = vector_hits[0].value, vector_hits[-1].value
         spread = farthest - nearest
-        for entry_id, distance in vector_hits:
-            closeness = (farthest - distance) / spread if spread > 0 else 1.0
-            scores[entry_id] = scores.get(entry_id, 0.0) + VECTOR_WEIGHT * closeness
-    text_rank = {entry_id: rank for rank, (entry_id, _) in enumerate(text_hits, 1)}
-    vector_rank = {entry_id: rank for rank, (entry_id, _) in enumerate(vector_hits, 1)}
+        for hit in vector_hits:
+            closeness = (farthest - hit.value) / spread if spread > 0 else 1.0
+            scores[hit.id] = scores.get(hit.id, 0.0) + VECTOR_WEIGHT * closeness
+    text_rank = {hit.id: rank for rank, hit in enumerate(text_hits, 1)}
+    vector_rank = {hit.id: rank for rank, hit in enumerate(vector_hits, 1)}
     fused = [
         Ranked(entry_id, score, text_rank.get(entry_id), vector_rank.get(entry_id))
         for entry_id, score in scores.items()
     ]
-    return sorted(fused, key=lambda hit: (-hit.score, hit.id))
+    fused.sort(key=lambda hit: hit.id)
+    fused.sort(key=lambda hit: written[hit.id], reverse=True)
+    fused.sort(key=lambda hit: hit.score, reverse=True)
+    return fused
 
 
 class EntrySearch:
@@ -166,8 +170,9 @@ class EntrySearch:
         query_vector: object,
         filters: MemoryQuery,
         depth: int,
-    ) -> list[tuple[str, float]]:
-        """(entry id, cosine distance) of the nearest ``depth`` admitted entries."""
+    ) -> list[LegHit]:
+        """The nearest ``depth`` admitted entries with their cosine distances (ties:
+        newest first, then by id)."""
         model = self.vectors.model
         assert model is not None
         # The nearest vectors of this memoryRef and model first, through the model's HNSW
@@ -197,18 +202,18 @@ class EntrySearch:
             .subquery("nearest")
         )
         candidates = (
-            select(nearest.c.entry_id, nearest.c.distance)
+            select(nearest.c.entry_id, nearest.c.distance, ENTRIES.c.created_at)
             .join(
                 ENTRIES,
                 (ENTRIES.c.id == nearest.c.entry_id)
                 & (ENTRIES.c.content_sha256 == nearest.c.content_sha256),
             )
             .where(*entry_filters(ref, filters, self.db.now()))
-            .order_by(nearest.c.distance, nearest.c.entry_id)
+            .order_by(nearest.c.distance, ENTRIES.c.created_at.desc(), nearest.c.entry_id)
             .limit(depth)
         )
         rows = (await connection.execute(candidates)).all()
-        return [(row.entry_id, float(row.distance)) for row in rows]
+        return [LegHit(row.entry_id, float(row.distance), row.created_at) for row in rows]
 
     async def _read(
         self,

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from memory.search.hits import LegHit
 from memory.search.ranking import fuse
 from memory.storage import tables
 from memory.store import PostgresMemoryStore
@@ -108,11 +109,15 @@ async def test_the_statistics_follow_an_edit_a_forget_and_a_ttl_purge(
     assert await _term_count(engine, ref, "ephemeralword") is None
 
 
+def _hit(entry_id: str, value: float, written: datetime | None = None) -> LegHit:
+    return LegHit(entry_id, value, written or datetime(2026, 1, 1, tzinfo=UTC))
+
+
 def test_fusion_keeps_each_legs_clear_hit() -> None:
     """The text leg's top hit outranks every entry only the vectors found; an entry both
     legs rank well outranks either leg's lone hit; a vector hit outranks a weak word match."""
-    text_hits = [("clear", 12.0), ("both", 6.0), ("weak", 1.0)]
-    vector_hits = [("near", 0.10), ("both", 0.12), ("noise", 0.40), ("far", 0.50)]
+    text_hits = [_hit("clear", 12.0), _hit("both", 6.0), _hit("weak", 1.0)]
+    vector_hits = [_hit("near", 0.10), _hit("both", 0.12), _hit("noise", 0.40), _hit("far", 0.50)]
     ranked = [hit.id for hit in fuse(text_hits, vector_hits)]
     assert ranked[0] == "clear"
     assert ranked.index("both") < ranked.index("near") < ranked.index("weak")
@@ -162,3 +167,26 @@ async def test_the_in_step_checks_find_a_planted_posting_and_count(
         await connection.rollback()
     async with engine.connect() as connection:
         assert await index_rows_out_of_step(connection, ref) == []
+
+
+def test_equal_scores_put_the_newer_entry_first() -> None:
+    older, newer = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 2, 1, tzinfo=UTC)
+    text_hits = [_hit("b-old", 3.0, older), _hit("a-new", 3.0, newer), _hit("c", 1.0, newer)]
+    assert [hit.id for hit in fuse(text_hits, [])] == ["a-new", "b-old", "c"]
+    text_hits = [_hit("a-old", 3.0, older), _hit("b-new", 3.0, newer)]
+    assert [hit.id for hit in fuse(text_hits, [])] == ["b-new", "a-old"]
+
+
+async def test_a_fact_restated_later_comes_first(store: PostgresMemoryStore) -> None:
+    """The same words written twice (no key, so both kept): the later one ranks first in
+    every mode, whichever id sorts first."""
+    ref = unique_ref()
+    clock = [datetime(2026, 3, 1, tzinfo=UTC)]
+    stepped = PostgresMemoryStore(store.engine, clock=lambda: clock[0])
+    said = "The standup is at ten in the small room"
+    first = await stepped.put(ref, NewMemoryEntry(id="a-first", content=said))
+    clock[0] += timedelta(days=1)
+    second = await stepped.put(ref, NewMemoryEntry(id="z-second", content=said))
+    for mode in SearchMode:
+        found = await stepped.search(ref, SearchRequest(query="when is the standup", mode=mode))
+        assert [hit.entry.id for hit in found.hits[:2]] == [second.id, first.id], mode
