@@ -15,6 +15,13 @@ the path) in each ``--modes`` mode, with limit 50; the hits' turn ids are scored
 - session R@5: the turn ranking read as sessions (first occurrence);
 - session view R@5: the search over the one-entry-per-session memoryRef.
 
+Then the latency an agent sees at this size (about 600 turns per memoryRef): each
+question once (after ANALYZE, as autovacuum would have run), one client, hybrid, over
+a real socket to the API in its own process
+(``python -m benchmarks.http_server``, the app ``memoryctl serve`` runs), alternated
+with the same ``store.search`` called in this process (the floor: the search without
+HTTP, routing and JSON); p50 and p95 of each.
+
 The baseline is plain BM25 (``rank_bm25`` BM25Okapi over lower-cased ``\\w+`` tokens of
 the same texts), ranked in the same run. Figures are given for the tuning half
 (conv-26/42/47), the held-out half (conv-48/49), overall and per category; results go
@@ -28,6 +35,7 @@ import asyncio
 import json
 import platform
 import re
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC
@@ -36,11 +44,15 @@ from typing import Any
 
 import httpx
 from rank_bm25 import BM25Okapi
+from sqlalchemy import text
+from sqlalchemy.engine import URL
 
 from api.app import create_app
 from api.services import ApiServices
 from benchmarks import locomo
+from benchmarks.adapter_bench import percentile
 from benchmarks.common import bench_server, fresh_database
+from benchmarks.http_bench import ApiProcess
 from benchmarks.http_server import temporal_unavailable
 from memory.redaction.vault import vault_from_settings
 from memory.storage.engines import create_engine, migrate
@@ -48,6 +60,7 @@ from memory.store import PostgresMemoryStore
 from memory.tenants.api_keys import ApiKeyStore
 from runtime.settings import Settings
 from schemas.memory_entry import NewMemoryEntry, Tier
+from schemas.search import SearchRequest
 
 RESULTS = Path(__file__).with_name("results") / "recall.json"
 TENANT = "locomo"
@@ -124,15 +137,55 @@ def _top(index: tuple[list[str], BM25Okapi], query: str) -> list[str]:
 
 
 async def _search(
-    client: httpx.AsyncClient, key: str, agent: str, query: str, mode: str
+    client: httpx.AsyncClient, key: str, agent: str, query: str, mode: str, limit: int = LIMIT
 ) -> list[str]:
     response = await client.post(
         "/api/v1/memory/search",
         headers={"X-API-Key": key},
-        json={"query": query, "agent_id": agent, "limit": LIMIT, "mode": mode},
+        json={"query": query, "agent_id": agent, "limit": limit, "mode": mode},
     )
     response.raise_for_status()
     return [hit["entry"]["id"] for hit in response.json()["results"]]
+
+
+async def latency(
+    url: URL, store: PostgresMemoryStore, key: str, conversations: Sequence[locomo.Conversation]
+) -> dict[str, Any]:
+    """One client, hybrid: HTTP to the API process against store.search in process."""
+    http_ms: list[float] = []
+    store_ms: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="recall-api-") as state:
+        api = ApiProcess(url.render_as_string(hide_password=False), Path(state))
+        try:
+            await api.ready()
+            async with httpx.AsyncClient(base_url=api.url) as client:
+                for conversation in conversations:
+                    agent = _agent(conversation, "turns")
+                    ref = f"mem://{TENANT}/{agent}"
+                    for question in conversation.questions:
+                        began = time.perf_counter()
+                        await _search(client, key, agent, question.text, "hybrid", limit=10)
+                        http_ms.append((time.perf_counter() - began) * 1000)
+                        began = time.perf_counter()
+                        await store.search(ref, SearchRequest(query=question.text, limit=10))
+                        store_ms.append((time.perf_counter() - began) * 1000)
+        finally:
+            api.stop()
+    figures = {
+        "http_p50_ms": round(percentile(http_ms, 50), 2),
+        "http_p95_ms": round(percentile(http_ms, 95), 2),
+        "store_p50_ms": round(percentile(store_ms, 50), 2),
+        "store_p95_ms": round(percentile(store_ms, 95), 2),
+        "queries": len(http_ms),
+    }
+    print(
+        f"latency, one client, hybrid, limit 10: HTTP p50 {figures['http_p50_ms']} ms, "
+        f"p95 {figures['http_p95_ms']} ms; store.search in process p50 "
+        f"{figures['store_p50_ms']} ms, p95 {figures['store_p95_ms']} ms "
+        f"(HTTP/store at p50 {figures['http_p50_ms'] / figures['store_p50_ms']:.2f}x)",
+        flush=True,
+    )
+    return figures
 
 
 def report(
@@ -188,7 +241,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             key = (await ApiKeyStore(engine).create(TENANT, name="recall-bench")).key
             seconds = await load(store, conversations)
             print(f"loaded in {seconds:.1f} s (put_many, inline embedding)")
+            # The statistics autovacuum gathers within a minute of such a load: without
+            # them the planner guesses one row per table and joins the postings badly
+            # (text leg 19 ms against 7.5 ms at 600 entries).
+            async with engine.connect() as connection:
+                await connection.execution_options(isolation_level="AUTOCOMMIT")
+                await connection.execute(text("ANALYZE"))
             results["load_seconds"] = round(seconds, 2)
+            results["latency"] = await latency(url, store, key, conversations)
             transport = httpx.ASGITransport(app=create_app(services))
             async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
                 for mode in args.modes.split(","):

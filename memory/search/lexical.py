@@ -101,20 +101,19 @@ async def lexical_ranking(
     candidates = (
         select(best.c.entry_id).select_from(weights.join(best, true())).distinct().cte("candidates")
     )
+    # Each candidate's exact score, looked up by (memoryRef, entry, term) in
+    # ix_terms_entry: a correlated subquery, so the plan is one index probe per candidate
+    # whatever the planner guesses of the candidates' number (a join was planned against
+    # every posting of the query's terms when it guessed one candidate).
     frequency = cast(TERMS.c.frequency, Float)
     length_norm = 1.0 - B + B * TERMS.c.entry_terms / weights.c.mean_terms
-    score = func.sum(weights.c.idf * frequency * (K1 + 1) / (frequency + K1 * length_norm))
-    scored = (
-        select(TERMS.c.entry_id, score.label("score"))
-        .select_from(
-            candidates.join(TERMS, TERMS.c.entry_id == candidates.c.entry_id).join(
-                weights, weights.c.term == TERMS.c.term
-            )
-        )
-        .where(scoped(TERMS, ref))
-        .group_by(TERMS.c.entry_id)
-        .subquery("scored")
+    score = (
+        select(func.sum(weights.c.idf * frequency * (K1 + 1) / (frequency + K1 * length_norm)))
+        .select_from(TERMS.join(weights, weights.c.term == TERMS.c.term))
+        .where(scoped(TERMS, ref), TERMS.c.entry_id == candidates.c.entry_id)
+        .scalar_subquery()
     )
+    scored = select(candidates.c.entry_id, score.label("score")).subquery("scored")
     statement = (
         select(scored.c.entry_id, scored.c.score, ENTRIES.c.created_at)
         .join(ENTRIES, and_(ENTRIES.c.memory_ref == str(ref), ENTRIES.c.id == scored.c.entry_id))
