@@ -202,7 +202,8 @@ def question(rng: random.Random) -> str:
 
 TEXT_SQL = (
     # The product's BM25 leg (memory/search/lexical.py) as one statement: each term's
-    # best $8 postings are the candidates, scored exactly over every query term.
+    # best $8 postings are the candidates, each scored exactly over every query term by
+    # a correlated probe.
     "WITH weights AS (SELECT c.term,"
     " ln(1.0 + (t.entries - c.entries + 0.5) / (c.entries + 0.5)) AS idf,"
     " t.terms::float8 / t.entries AS mean_terms"
@@ -212,11 +213,11 @@ TEXT_SQL = (
     " candidates AS (SELECT DISTINCT b.entry_id FROM weights w CROSS JOIN LATERAL"
     " (SELECT p.entry_id FROM memory_terms p WHERE p.tenant = $1 AND p.memory_ref = $2"
     " AND p.term = w.term ORDER BY p.frequency DESC, p.entry_terms, p.entry_id LIMIT $8) b),"
-    " scored AS (SELECT p.entry_id, sum(w.idf * p.frequency * ($6 + 1)"
-    " / (p.frequency + $6 * (1 - $7 + $7 * p.entry_terms / w.mean_terms))) AS score"
-    " FROM candidates c JOIN memory_terms p ON p.entry_id = c.entry_id"
-    " JOIN weights w ON w.term = p.term"
-    " WHERE p.tenant = $1 AND p.memory_ref = $2 GROUP BY p.entry_id)"
+    " scored AS (SELECT c.entry_id, (SELECT sum(w.idf * p.frequency * ($6 + 1)"
+    " / (p.frequency + $6 * (1 - $7 + $7 * p.entry_terms / w.mean_terms)))"
+    " FROM memory_terms p JOIN weights w ON w.term = p.term"
+    " WHERE p.tenant = $1 AND p.memory_ref = $2 AND p.entry_id = c.entry_id) AS score"
+    " FROM candidates c)"
     " SELECT s.entry_id AS id, s.score, e.created_at FROM scored s"
     " JOIN memory_entries e ON e.memory_ref = $2 AND e.id = s.entry_id"
     " WHERE e.tenant = $1 AND (e.expires_at IS NULL OR e.expires_at > $3)"
