@@ -162,7 +162,7 @@ async def test_the_in_step_checks_find_a_planted_posting_and_count(
         assert (ref, entry.id, "term postings") in found and (ref, "", "term counts") in found
         assert set(found) <= set(await index_rows_out_of_step(connection))
         assert (await check_indexes(connection, ref))["index_in_step"] == (
-            "1 term counts, 1 term postings, 1 term totals"
+            "1 term counts out of step; 1 term postings out of step; 1 term totals out of step"
         )
         await connection.rollback()
     async with engine.connect() as connection:

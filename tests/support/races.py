@@ -664,12 +664,13 @@ async def check_indexes(connection: AsyncConnection, ref: str) -> dict[str, str]
     holds, no term posting or count that is not its content's (memory/entries/content.py
     writes them with the content, in one transaction; tests/support/scan.py says what
     out of step means)."""
-    out_of_step = collections.Counter(
-        index for _, _, index in await index_rows_out_of_step(connection, ref)
-    )
-    if not out_of_step:
-        return {}
-    return {"index_in_step": ", ".join(f"{n} {index}" for index, n in sorted(out_of_step.items()))}
+    out_of_step = await index_rows_out_of_step(connection, ref)
+    vectors = [entry_id for _, entry_id, index in out_of_step if not index.startswith("term ")]
+    terms = collections.Counter(index for _, _, index in out_of_step if index.startswith("term "))
+    problems = [f"{n} {index} out of step" for index, n in sorted(terms.items())]
+    if vectors:
+        problems.insert(0, f"{len(vectors)} stale vectors, e.g. of {', '.join(vectors[:3])}")
+    return {"index_in_step": "; ".join(problems)} if problems else {}
 
 
 async def check(ctx: TrialContext, ran: Sequence[str]) -> dict[str, str]:
