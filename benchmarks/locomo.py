@@ -63,6 +63,10 @@ class Conversation:
             sessions.setdefault(turn.session, []).append(turn.text)
         return {number: "\n".join(lines) for number, lines in sessions.items()}
 
+    def session_dates(self) -> dict[int, datetime | None]:
+        """When each session took place (LoCoMo's session date and time)."""
+        return {turn.session: turn.said_at for turn in self.turns}
+
 
 def session_of(turn_id: str) -> int:
     return int(turn_id[1:].split(":")[0])

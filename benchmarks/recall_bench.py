@@ -6,7 +6,8 @@ plain BM25, in the same run.
 
 For each LoCoMo development conversation (benchmarks/locomo.py; the data stays in
 ``../shared/data``), one agent's memoryRef holds one entry per turn, with the session's
-date and the turn id in its metadata, and a second agent's one entry per session. Every
+date (metadata.saidAt) and the turn id in its metadata, and a second agent's one entry per
+session, with its date. Every
 question is sent verbatim to ``POST /api/v1/memory/search`` (the FastAPI app over an
 in-process transport, so the route, its validation and the store's ranking are all on
 the path) in each ``--modes`` mode, with limit 50; the hits' turn ids are scored:
@@ -38,7 +39,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,13 @@ def _agent(conversation: locomo.Conversation, view: str) -> str:
 def _turn_entry(turn: locomo.Turn) -> NewMemoryEntry:
     metadata: dict[str, Any] = {"dia_id": turn.id, "session": turn.session}
     if turn.said_at is not None:
-        metadata["said_at"] = turn.said_at.replace(tzinfo=UTC).isoformat()
+        metadata["saidAt"] = turn.said_at.replace(tzinfo=UTC).isoformat()
     return NewMemoryEntry(id=turn.id, content=turn.text, tier=Tier.EPISODIC, metadata=metadata)
+
+
+def _session_entry(number: int, text: str, said_at: datetime | None) -> NewMemoryEntry:
+    metadata = {"saidAt": said_at.replace(tzinfo=UTC).isoformat()} if said_at else {}
+    return NewMemoryEntry(id=f"S{number}", content=text, tier=Tier.EPISODIC, metadata=metadata)
 
 
 async def load(store: PostgresMemoryStore, conversations: Sequence[locomo.Conversation]) -> float:
@@ -91,7 +97,7 @@ async def load(store: PostgresMemoryStore, conversations: Sequence[locomo.Conver
         await store.put_many(
             f"mem://{TENANT}/{_agent(conversation, 'sessions')}",
             [
-                NewMemoryEntry(id=f"S{number}", content=text, tier=Tier.EPISODIC)
+                _session_entry(number, text, conversation.session_dates()[number])
                 for number, text in conversation.session_texts().items()
             ],
         )

@@ -37,6 +37,7 @@ import sys
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ from typing import Any
 import asyncpg
 import numpy as np
 from pgvector.asyncpg import register_vector
-from sqlalchemy import text
+from sqlalchemy import func, literal_column, select
 from sqlalchemy.engine import URL
 
 from benchmarks.adapter_bench import percentile, server_info
@@ -53,11 +54,13 @@ from benchmarks.corpus import PEOPLE
 from memory.embeddings.choice import static_embedder
 from memory.embeddings.static_model import StaticWordEmbedder
 from memory.indexes.vector_index import index_name
-from memory.search.hits import LegHit
+from memory.search.context import CONTEXT_SOURCES, CONTEXT_WEIGHT, SITTING
+from memory.search.hits import LegHit, Ranked, best_first
 from memory.search.lexical import K1, POSTINGS_PER_TERM, B
-from memory.search.ranking import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, fuse
+from memory.search.ranking import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, TEXT_DEPTH, fuse
 from memory.storage import tables
 from memory.storage.engines import create_engine, migrate
+from memory.storage.prepared import Prepared
 from memory.store import PostgresMemoryStore
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.memory_ref import parse_memory_ref
@@ -250,6 +253,35 @@ def vector_alone_sql(dimensions: int) -> str:
     )
 
 
+NEIGHBOURS_SQL = (
+    # The product's context (memory/search/context.py): each source's entries written
+    # right before and after it in the memoryRef, said within $4 of it.
+    "SELECT s.id AS source, e.id FROM unnest($3::text[]) AS g(id)"
+    " JOIN memory_entries s ON s.tenant = $1 AND s.memory_ref = $2 AND s.id = g.id"
+    " CROSS JOIN LATERAL ((SELECT b.id FROM memory_entries b WHERE b.tenant = $1"
+    " AND b.memory_ref = $2 AND b.written_order < s.written_order"
+    " ORDER BY b.written_order DESC LIMIT 1) UNION ALL (SELECT b.id FROM memory_entries b"
+    " WHERE b.tenant = $1 AND b.memory_ref = $2 AND b.written_order > s.written_order"
+    " ORDER BY b.written_order LIMIT 1)) AS n"
+    " JOIN memory_entries e ON e.tenant = $1 AND e.memory_ref = $2 AND e.id = n.id"
+    " WHERE coalesce(e.said_at, e.created_at) BETWEEN coalesce(s.said_at, s.created_at) - $4::interval"
+    " AND coalesce(s.said_at, s.created_at) + $4::interval"
+)
+
+
+def with_context(connection_rows: Sequence[Any], ranked: Sequence[Ranked]) -> list[str]:
+    """The product's rescoring by context, over the neighbour rows NEIGHBOURS_SQL read."""
+    own = {hit.id: hit.score for hit in ranked}
+    lent: dict[str, float] = {}
+    for row in connection_rows:
+        if row["id"] in own:
+            lent[row["id"]] = max(lent.get(row["id"], 0.0), own[row["source"]])
+    rescored = [
+        replace(hit, score=hit.score + CONTEXT_WEIGHT * lent.get(hit.id, 0.0)) for hit in ranked
+    ]
+    return [hit.id for hit in best_first(rescored)]
+
+
 READ_SQL = (
     f"SELECT {', '.join(column.name for column in tables.entry_columns)} FROM memory_entries"
     " WHERE tenant = $1 AND memory_ref = $2 AND (expires_at IS NULL OR expires_at > $3)"
@@ -262,13 +294,17 @@ def fetched(depth: int) -> int:
     return min(depth * OVER_FETCH, MAX_EF_SEARCH)
 
 
-def set_local(depth: int) -> tuple[str]:
-    """The product's transaction-local settings of the vector leg, in one round trip as
-    the product sends them (memory/search/ranking.py)."""
-    return (
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-        f" set_config('hnsw.ef_search', '{fetched(depth)}', true)",
+def begin(depth: int, mode: SearchMode) -> str:
+    """The product's read-only snapshot with the vector leg's transaction-local
+    settings, in one round trip as the product sends them (memory/search/ranking.py,
+    memory/storage/prepared.py)."""
+    settings = (
+        "; SET LOCAL hnsw.iterative_scan = relaxed_order"
+        f"; SET LOCAL hnsw.ef_search = {fetched(depth)}"
+        if mode is not SearchMode.TEXT
+        else ""
     )
+    return "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" + settings
 
 
 def asyncpg_kwargs(url: URL) -> dict[str, Any]:
@@ -302,13 +338,19 @@ class BareSearch:
         vector_ids: list[LegHit] = []
         if mode is not SearchMode.SEMANTIC:
             rows = await connection.fetch(
-                TEXT_SQL, self.tenant, REF, now, query, depth, K1, B, POSTINGS_PER_TERM
+                TEXT_SQL,
+                self.tenant,
+                REF,
+                now,
+                query,
+                max(depth, TEXT_DEPTH),
+                K1,
+                B,
+                POSTINGS_PER_TERM,
             )
             text_ids = [LegHit(row["id"], row["score"], row["created_at"]) for row in rows]
         if mode is not SearchMode.TEXT:
             vector = (await self.embedder.embed([query]))[0]
-            for statement in set_local(depth):
-                await connection.execute(statement)
             rows = await connection.fetch(
                 self.vector_sql,
                 vector,
@@ -327,13 +369,20 @@ class BareSearch:
 
     async def search(self, query: str, mode: SearchMode = SearchMode.HYBRID) -> list[str]:
         depth = max(MIN_DEPTH, LIMIT)
-        async with self.pool.acquire() as connection, connection.transaction(readonly=True):
-            # Both legs in one transaction, as the product reads them (SET LOCAL).
-            text_ids, vector_ids = await self.legs(connection, query, mode, depth)
-            top = [hit.id for hit in fuse(text_ids, vector_ids)[:LIMIT]]
-            if not top:
-                return []
-            rows = await connection.fetch(READ_SQL, self.tenant, REF, datetime.now(UTC), top)
+        async with self.pool.acquire() as connection:
+            # Both legs in one snapshot, as the product reads them (SET LOCAL).
+            await connection.execute(begin(depth, mode))
+            try:
+                text_ids, vector_ids = await self.legs(connection, query, mode, depth)
+                fused = fuse(text_ids, vector_ids)
+                sources = [hit.id for hit in fused[:CONTEXT_SOURCES] if hit.score > 0]
+                beside = await connection.fetch(NEIGHBOURS_SQL, self.tenant, REF, sources, SITTING)
+                top = with_context(beside, fused)[:LIMIT]
+                if not top:
+                    return []
+                rows = await connection.fetch(READ_SQL, self.tenant, REF, datetime.now(UTC), top)
+            finally:
+                await connection.execute("ROLLBACK")
         found = {row["id"] for row in rows}
         return [id_ for id_ in top if id_ in found]
 
@@ -412,10 +461,8 @@ async def explain(
     now = datetime.now(UTC)
     vector = (await bare.embedder.embed([query]))[0]
     async with pool.acquire() as connection:
-        async with connection.transaction(readonly=True):
-            if set_locals:
-                for statement in set_local(depth):
-                    await connection.execute(statement)
+        await connection.execute(begin(depth, SearchMode.HYBRID if set_locals else SearchMode.TEXT))
+        try:
             vector_plan = [
                 row[0]
                 for row in await connection.fetch(
@@ -442,6 +489,8 @@ async def explain(
                     depth,
                 )
             ]
+        finally:
+            await connection.execute("ROLLBACK")
         text_plan = [
             row[0]
             for row in await connection.fetch(
@@ -470,14 +519,17 @@ async def explain(
 
 
 async def product_set_local_check(store: PostgresMemoryStore) -> dict[str, str]:
-    """Whether SET LOCAL takes effect on the connection the product's legs use
-    (Database.reading_together(): one transaction; the autocommit Database.reading()
-    would end one after each statement and drop it)."""
-    async with store.db.reading_together() as connection:
-        before = (await connection.execute(text("SHOW hnsw.ef_search"))).scalar_one()
-        await connection.execute(text("SET LOCAL hnsw.ef_search = 123"))
-        after = (await connection.execute(text("SHOW hnsw.ef_search"))).scalar_one()
-    return {"before": str(before), "after_set_local_123": str(after)}
+    """Whether SET LOCAL takes effect in the snapshot the product's legs read in
+    (DriverConnection.snapshot: BEGIN and the settings in one round trip), and is gone
+    after it."""
+    async with store.db.driver() as connection:
+        async with connection.snapshot("SET LOCAL hnsw.ef_search = 123"):
+            inside = (await connection.fetch(_EF_SEARCH, {}))[0][0]
+        after = (await connection.fetch(_EF_SEARCH, {}))[0][0]
+    return {"inside_set_local_123": str(inside), "after": str(after)}
+
+
+_EF_SEARCH = Prepared(select(func.current_setting(literal_column("'hnsw.ef_search'"))))
 
 
 # ---------------------------------------------------------------------- the run
@@ -583,10 +635,10 @@ async def measure(
 
     # --- does the product's SET LOCAL take effect?
     setting = await product_set_local_check(store)
-    honoured = setting["after_set_local_123"] == "123"
+    honoured = setting["inside_set_local_123"] == "123" and setting["after"] != "123"
     print(
-        f"\nproduct read connection: hnsw.ef_search={setting['before']}, after "
-        f"'SET LOCAL hnsw.ef_search = 123' -> {setting['after_set_local_123']}"
+        "\nproduct read snapshot: 'SET LOCAL hnsw.ef_search = 123' -> "
+        f"{setting['inside_set_local_123']} inside it, {setting['after']} after it"
     )
     if not honoured:
         print(

@@ -29,21 +29,24 @@ from datetime import datetime
 from sqlalchemy import (
     ColumnElement,
     Float,
+    Integer,
+    Text,
     and_,
     any_,
     bindparam,
     cast,
     func,
+    literal_column,
     select,
     text,
     true,
 )
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory.entries.filters import entry_filters
+from memory.entries.filters import Shape, filter_shape, filter_values, shaped_filters
 from memory.search.hits import LegHit
 from memory.storage import tables
-from memory.storage.tenant_scope import scoped
+from memory.storage.prepared import DriverConnection, Prepared
+from memory.storage.tenant_scope import scoped_by_params
 from schemas.memory_entry import MemoryQuery
 from schemas.memory_ref import MemoryRef
 
@@ -57,26 +60,26 @@ B = 0.4
 POSTINGS_PER_TERM = 300
 
 
-def query_terms(query: str) -> ColumnElement[list[str]]:
-    """The query's distinct terms as PostgreSQL reads them, as a text[] expression."""
+def _number(value: float) -> ColumnElement[float]:
+    """A constant written into the statement (compiled once, so not a parameter)."""
+    return literal_column(repr(float(value)), Float)
+
+
+def query_terms() -> ColumnElement[list[str]]:
+    """The query's distinct terms as PostgreSQL reads them, as a text[] expression over
+    the ``lexical_query`` parameter."""
     return func.tsvector_to_array(
-        func.to_tsvector(text("'english'::regconfig"), bindparam("lexical_query", query))
+        func.to_tsvector(text("'english'::regconfig"), bindparam("lexical_query", type_=Text))
     )
 
 
-async def lexical_ranking(
-    connection: AsyncConnection,
-    ref: MemoryRef,
-    query: str,
-    filters: MemoryQuery,
-    now: datetime,
-    depth: int,
-) -> list[LegHit]:
-    """The top ``depth`` entries admitted by ``filters`` with their BM25 scores, best
-    first (ties: newest first, then by id); empty when no term of the query is in this
-    memoryRef."""
+def _statement(shape: Shape) -> Prepared:
+    """The ranking for queries of one filter shape (memory/entries/filters.py), over the
+    parameters of ``filter_values`` plus ``lexical_query``, ``postings`` and ``depth``."""
     idf = func.ln(
-        1.0 + (TOTALS.c.entries - TERM_COUNTS.c.entries + 0.5) / (TERM_COUNTS.c.entries + 0.5)
+        _number(1.0)
+        + (TOTALS.c.entries - TERM_COUNTS.c.entries + _number(0.5))
+        / (TERM_COUNTS.c.entries + _number(0.5))
     )
     weights = (
         select(
@@ -85,7 +88,10 @@ async def lexical_ranking(
             (cast(TOTALS.c.terms, Float) / TOTALS.c.entries).label("mean_terms"),
         )
         .select_from(TERM_COUNTS.join(TOTALS, TOTALS.c.memory_ref == TERM_COUNTS.c.memory_ref))
-        .where(scoped(TERM_COUNTS, ref), TERM_COUNTS.c.term == any_(query_terms(query)))
+        .where(
+            TERM_COUNTS.c.memory_ref == bindparam("scope_ref"),
+            TERM_COUNTS.c.term == any_(query_terms()),
+        )
         .cte("weights")
     )
     # Candidates: each term's best POSTINGS_PER_TERM postings (every one of a rarer
@@ -93,9 +99,9 @@ async def lexical_ranking(
     # scored exactly.
     best = (
         select(TERMS.c.entry_id)
-        .where(scoped(TERMS, ref), TERMS.c.term == weights.c.term)
+        .where(scoped_by_params(TERMS), TERMS.c.term == weights.c.term)
         .order_by(TERMS.c.frequency.desc(), TERMS.c.entry_terms, TERMS.c.entry_id)
-        .limit(POSTINGS_PER_TERM)
+        .limit(bindparam("postings", type_=Integer))
         .lateral("best")
     )
     candidates = (
@@ -106,20 +112,52 @@ async def lexical_ranking(
     # whatever the planner guesses of the candidates' number (a join was planned against
     # every posting of the query's terms when it guessed one candidate).
     frequency = cast(TERMS.c.frequency, Float)
-    length_norm = 1.0 - B + B * TERMS.c.entry_terms / weights.c.mean_terms
+    length_norm = _number(1.0 - B) + _number(B) * TERMS.c.entry_terms / weights.c.mean_terms
     score = (
-        select(func.sum(weights.c.idf * frequency * (K1 + 1) / (frequency + K1 * length_norm)))
+        select(
+            func.sum(
+                weights.c.idf
+                * frequency
+                * _number(K1 + 1)
+                / (frequency + _number(K1) * length_norm)
+            )
+        )
         .select_from(TERMS.join(weights, weights.c.term == TERMS.c.term))
-        .where(scoped(TERMS, ref), TERMS.c.entry_id == candidates.c.entry_id)
+        .where(scoped_by_params(TERMS), TERMS.c.entry_id == candidates.c.entry_id)
         .scalar_subquery()
     )
     scored = select(candidates.c.entry_id, score.label("score")).subquery("scored")
-    statement = (
+    return Prepared(
         select(scored.c.entry_id, scored.c.score, ENTRIES.c.created_at)
-        .join(ENTRIES, and_(ENTRIES.c.memory_ref == str(ref), ENTRIES.c.id == scored.c.entry_id))
-        .where(*entry_filters(ref, filters, now))
+        .join(
+            ENTRIES,
+            and_(ENTRIES.c.memory_ref == bindparam("scope_ref"), ENTRIES.c.id == scored.c.entry_id),
+        )
+        .where(*shaped_filters(shape))
         .order_by(scored.c.score.desc(), ENTRIES.c.created_at.desc(), scored.c.entry_id)
-        .limit(depth)
+        .limit(bindparam("depth", type_=Integer))
     )
-    rows = (await connection.execute(statement)).all()
-    return [LegHit(row.entry_id, float(row.score), row.created_at) for row in rows]
+
+
+_STATEMENTS: dict[Shape, Prepared] = {}
+
+
+async def lexical_ranking(
+    connection: DriverConnection,
+    ref: MemoryRef,
+    query: str,
+    filters: MemoryQuery,
+    now: datetime,
+    depth: int,
+) -> list[LegHit]:
+    """The top ``depth`` entries admitted by ``filters`` with their BM25 scores, best
+    first (ties: newest first, then by id); empty when no term of the query is in this
+    memoryRef."""
+    shape = filter_shape(filters)
+    statement = _STATEMENTS.get(shape)
+    if statement is None:
+        statement = _STATEMENTS[shape] = _statement(shape)
+    values = filter_values(ref, filters, now)
+    values.update(lexical_query=query, postings=POSTINGS_PER_TERM, depth=depth)
+    rows = await connection.fetch(statement, values)
+    return [LegHit(row["entry_id"], float(row["score"]), row["created_at"]) for row in rows]

@@ -135,7 +135,7 @@ class EntryQueries:
         limit = min(checked.limit or default, MAX_LIST_LIMIT)
         if checked.rank == "relevance":
             found = await self._by_relevance(ref, checked, limit)
-            entries = [stored_memory_entry(row._mapping) for row in found]
+            entries = [stored_memory_entry(row) for row in found]
         else:
             values: dict[str, Any] = {**scope_params(ref), "now": self.db.now(), "limit": limit}
             if checked.tag is not None:

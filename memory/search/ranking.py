@@ -18,31 +18,36 @@ fused by score so that neither leg's clear hit is lost.
   tuning half of those conversations, where 0.2-0.5 all beat either leg alone.
 
 Both legs take the same filters (memory/entries/filters.py, tenant first) and read
-``depth`` candidates; the fused top ``limit`` is read back whole. One read transaction.
+their candidates (the text leg more, see TEXT_DEPTH); the fused ranking gains each
+entry's context (memory/search/context.py) and its top ``limit`` is read back whole.
+One read-only snapshot.
 Equal scores put the newer entry first, then order by id, so a ranking is deterministic.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from asyncpg import Record
 from pgvector.sqlalchemy import VECTOR
-from sqlalchemy import ColumnElement, Float, Row, bindparam, cast, func, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import ColumnElement, Float, Integer, Text, any_, bindparam, cast, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
-from memory.embeddings.model import EmbeddingUnavailable
-from memory.entries.filters import entry_filters
-from memory.entries.rows import to_host_entry
+from memory.embeddings.model import EmbeddingModel, EmbeddingUnavailable
+from memory.entries.filters import Shape, filter_shape, filter_values, shaped_filters
+from memory.entries.rows import HOST_ENTRY_COLUMNS, stored_host_entry
 from memory.indexes.vector_index import index_expression
 from memory.indexes.vectors import EntryVectors
 from memory.input_gate import checked, read_query
-from memory.search.hits import LegHit
+from memory.search.context import with_context
+from memory.search.hits import LegHit, Ranked, best_first
 from memory.search.lexical import lexical_ranking
 from memory.storage import tables
 from memory.storage.database import Database
-from memory.storage.tenant_scope import scoped
+from memory.storage.prepared import DriverConnection, Prepared, sql_string
+from memory.storage.tenant_scope import scoped_by_params
 from schemas.errors import InvalidInput
 from schemas.memory_entry import MemoryQuery
 from schemas.memory_ref import MemoryRef
@@ -53,17 +58,14 @@ ENTRIES, EMBEDDINGS = tables.entries, tables.embeddings
 VECTOR_WEIGHT = 0.3
 # Candidates each leg reads: enough for the fused top-k to be stable.
 MIN_DEPTH = 50
+# Candidates the text leg reads: deeper, so that an entry matching only a common word
+# of the query (the speaker's name) is there to take its neighbour's context
+# (memory/search/context.py); BM25 scores every candidate of its postings either way,
+# so reading deeper costs only the rows returned.
+TEXT_DEPTH = 400
 # Nearest vectors read per candidate the vector leg returns (before the entry filters).
 OVER_FETCH = 4
 MAX_EF_SEARCH = 1000
-
-
-@dataclass(frozen=True)
-class Ranked:
-    id: str
-    score: float
-    text_rank: int | None
-    vector_rank: int | None
 
 
 def fuse(text_hits: Sequence[LegHit], vector_hits: Sequence[LegHit]) -> list[Ranked]:
@@ -84,14 +86,18 @@ def fuse(text_hits: Sequence[LegHit], vector_hits: Sequence[LegHit]) -> list[Ran
             scores[hit.id] = scores.get(hit.id, 0.0) + VECTOR_WEIGHT * closeness
     text_rank = {hit.id: rank for rank, hit in enumerate(text_hits, 1)}
     vector_rank = {hit.id: rank for rank, hit in enumerate(vector_hits, 1)}
-    fused = [
-        Ranked(entry_id, score, text_rank.get(entry_id), vector_rank.get(entry_id))
-        for entry_id, score in scores.items()
-    ]
-    fused.sort(key=lambda hit: hit.id)
-    fused.sort(key=lambda hit: written[hit.id], reverse=True)
-    fused.sort(key=lambda hit: hit.score, reverse=True)
-    return fused
+    return best_first(
+        [
+            Ranked(
+                entry_id,
+                score,
+                text_rank.get(entry_id),
+                vector_rank.get(entry_id),
+                written[entry_id],
+            )
+            for entry_id, score in scores.items()
+        ]
+    )
 
 
 class EntrySearch:
@@ -110,11 +116,11 @@ class EntrySearch:
         if mode is SearchMode.SEMANTIC and not self.semantic:
             raise InvalidInput("mode", "'semantic' needs an embedding model; this host has none")
         ranked, rows = await self.rank(
-            ref, request.query, request.filters(), request.limit, mode, tables.entry_columns
+            ref, request.query, request.filters(), request.limit, mode, HOST_ENTRY_COLUMNS
         )
         hits = tuple(
             SearchHit(
-                entry=to_host_entry(rows[hit.id]),
+                entry=stored_host_entry(rows[hit.id]),
                 score=hit.score,
                 text_rank=hit.text_rank,
                 vector_rank=hit.vector_rank,
@@ -133,10 +139,10 @@ class EntrySearch:
         limit: int,
         mode: SearchMode = SearchMode.HYBRID,
         columns: Sequence[ColumnElement[Any]] = (),
-    ) -> tuple[list[Ranked], dict[str, Row[Any]]]:
+    ) -> tuple[list[Ranked], dict[str, Record]]:
         """The fused ranking of the entries ``filters`` admit, best first, at most
         ``limit`` long, and ``columns`` (id included) of those entries by id, read in the
-        same transaction (an entry that stopped being live meanwhile is not among them)."""
+        same snapshot (an entry that stopped being live meanwhile is not among them)."""
         admitted = read_query(filters)
         if admitted is None:
             return [], {}
@@ -148,84 +154,111 @@ class EntrySearch:
             except EmbeddingUnavailable:
                 if mode is SearchMode.SEMANTIC:
                     raise
-        async with self.db.reading_together() as connection:
+        now = self.db.now()
+        fetched = min(depth * OVER_FETCH, MAX_EF_SEARCH)
+        # Iterative scan keeps walking the HNSW graph while the memoryRef and model
+        # conditions drop neighbours (pgvector 0.8; relaxed order, re-sorted below).
+        settings = (
+            (
+                "SET LOCAL hnsw.iterative_scan = relaxed_order",
+                f"SET LOCAL hnsw.ef_search = {fetched}",
+            )
+            if query_vector is not None
+            else ()
+        )
+        async with self.db.driver() as connection, connection.snapshot(*settings):
             text_hits = (
-                await lexical_ranking(connection, ref, query, admitted, self.db.now(), depth)
+                await lexical_ranking(connection, ref, query, admitted, now, max(depth, TEXT_DEPTH))
                 if mode is not SearchMode.SEMANTIC
                 else []
             )
             vector_hits = (
-                await self._vector_leg(connection, ref, query_vector, admitted, depth)
+                await self._vector_leg(connection, ref, query_vector, admitted, now, depth, fetched)
                 if query_vector is not None
                 else []
             )
-            ranked = fuse(text_hits, vector_hits)[:limit]
-            rows = await self._read(connection, ref, ranked, columns) if columns else {}
+            ranked = fuse(text_hits, vector_hits)
+            ranked = (await with_context(connection, ref, ranked))[:limit]
+            rows = await _read(connection, ref, ranked, columns, now) if columns else {}
         return ranked, rows
 
     async def _vector_leg(
         self,
-        connection: AsyncConnection,
+        connection: DriverConnection,
         ref: MemoryRef,
         query_vector: object,
         filters: MemoryQuery,
+        now: datetime,
         depth: int,
+        fetched: int,
     ) -> list[LegHit]:
         """The nearest ``depth`` admitted entries with their cosine distances (ties:
         newest first, then by id)."""
         model = self.vectors.model
         assert model is not None
-        # The nearest vectors of this memoryRef and model first, through the model's HNSW
-        # index (a subquery with a LIMIT: PostgreSQL keeps it apart from the join, whose
-        # checksum condition would otherwise make it estimate one row and scan every
-        # vector). Iterative scan keeps walking the graph while the memoryRef and model
-        # conditions drop neighbours (pgvector 0.8; relaxed order, re-sorted below). Then
-        # the liveness, checksum and caller's filters on the entries: over-fetching
-        # OVER_FETCH times the depth leaves enough after them in all but very selective
-        # filters, where the full-text leg still answers.
-        fetched = min(depth * OVER_FETCH, MAX_EF_SEARCH)
-        await connection.execute(
-            select(
-                func.set_config("hnsw.iterative_scan", "relaxed_order", True),
-                func.set_config("hnsw.ef_search", str(int(fetched)), True),
-            )
-        )
-        probe = cast(
-            bindparam("query_vector", query_vector, type_=VECTOR()), VECTOR(model.dimensions)
-        )
-        distance = index_expression(model).op("<=>", return_type=Float)(probe)
-        nearest = (
-            select(EMBEDDINGS.c.entry_id, EMBEDDINGS.c.content_sha256, distance.label("distance"))
-            .where(scoped(EMBEDDINGS, ref), EMBEDDINGS.c.model == model.id)
-            .order_by(distance)
-            .limit(fetched)
-            .subquery("nearest")
-        )
-        candidates = (
-            select(nearest.c.entry_id, nearest.c.distance, ENTRIES.c.created_at)
-            .join(
-                ENTRIES,
-                (ENTRIES.c.id == nearest.c.entry_id)
-                & (ENTRIES.c.content_sha256 == nearest.c.content_sha256),
-            )
-            .where(*entry_filters(ref, filters, self.db.now()))
-            .order_by(nearest.c.distance, ENTRIES.c.created_at.desc(), nearest.c.entry_id)
-            .limit(depth)
-        )
-        rows = (await connection.execute(candidates)).all()
-        return [LegHit(row.entry_id, float(row.distance), row.created_at) for row in rows]
+        shape = filter_shape(filters)
+        statement = _VECTOR_STATEMENTS.get((model, shape))
+        if statement is None:
+            statement = _VECTOR_STATEMENTS[(model, shape)] = _vector_statement(model, shape)
+        values = filter_values(ref, filters, now)
+        values.update(query_vector=query_vector, fetched=fetched, depth=depth)
+        rows = await connection.fetch(statement, values)
+        return [LegHit(row["entry_id"], float(row["distance"]), row["created_at"]) for row in rows]
 
-    async def _read(
-        self,
-        connection: AsyncConnection,
-        ref: MemoryRef,
-        ranked: Sequence[Ranked],
-        columns: Sequence[ColumnElement[Any]],
-    ) -> dict[str, Row[Any]]:
-        if not ranked:
-            return {}
-        statement = select(*columns).where(
-            *entry_filters(ref, MemoryQuery(), self.db.now()),
-            ENTRIES.c.id.in_([hit.id for hit in ranked]),
+
+def _vector_statement(model: EmbeddingModel, shape: Shape) -> Prepared:
+    """The vector leg for one model and filter shape. The nearest vectors of this
+    memoryRef and model first, through the model's HNSW index (a subquery with a LIMIT:
+    PostgreSQL keeps it apart from the join, whose checksum condition would otherwise
+    make it estimate one row and scan every vector). The model is written into the
+    statement, as the partial index's predicate is, so every plan can use the index.
+    Then the liveness, checksum and caller's filters on the entries: over-fetching
+    OVER_FETCH times the depth leaves enough after them in all but very selective
+    filters, where the full-text leg still answers."""
+    probe = cast(bindparam("query_vector", type_=VECTOR()), VECTOR(model.dimensions))
+    distance = index_expression(model).op("<=>", return_type=Float)(probe)
+    nearest = (
+        select(EMBEDDINGS.c.entry_id, EMBEDDINGS.c.content_sha256, distance.label("distance"))
+        .where(scoped_by_params(EMBEDDINGS), EMBEDDINGS.c.model == sql_string(model.id))
+        .order_by(distance)
+        .limit(bindparam("fetched", type_=Integer))
+        .subquery("nearest")
+    )
+    return Prepared(
+        select(nearest.c.entry_id, nearest.c.distance, ENTRIES.c.created_at)
+        .join(
+            ENTRIES,
+            (ENTRIES.c.id == nearest.c.entry_id)
+            & (ENTRIES.c.content_sha256 == nearest.c.content_sha256),
         )
-        return {row.id: row for row in (await connection.execute(statement)).all()}
+        .where(*shaped_filters(shape))
+        .order_by(nearest.c.distance, ENTRIES.c.created_at.desc(), nearest.c.entry_id)
+        .limit(bindparam("depth", type_=Integer))
+    )
+
+
+_VECTOR_STATEMENTS: dict[tuple[EmbeddingModel, Shape], Prepared] = {}
+_READS: dict[tuple[str, ...], Prepared] = {}
+
+
+async def _read(
+    connection: DriverConnection,
+    ref: MemoryRef,
+    ranked: Sequence[Ranked],
+    columns: Sequence[ColumnElement[Any]],
+    now: datetime,
+) -> dict[str, Record]:
+    """``columns`` of the ranked entries still live, by id."""
+    if not ranked:
+        return {}
+    key = tuple(str(column.key) for column in columns)
+    statement = _READS.get(key)
+    if statement is None:
+        statement = _READS[key] = Prepared(
+            select(*columns).where(
+                *shaped_filters(()), ENTRIES.c.id == any_(bindparam("ids", type_=ARRAY(Text)))
+            )
+        )
+    values = filter_values(ref, MemoryQuery(), now)
+    values["ids"] = [hit.id for hit in ranked]
+    return {row["id"]: row for row in await connection.fetch(statement, values)}

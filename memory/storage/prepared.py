@@ -26,13 +26,14 @@ What SQLAlchemy's execute did on the way is kept:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, NoReturn, cast
 from weakref import WeakKeyDictionary
 
 from asyncpg import Record
-from sqlalchemy import Engine
+from sqlalchemy import ColumnElement, Engine, Text, literal_column
 from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -46,6 +47,14 @@ from memory.storage.tenant_scope import unscoped_tables
 _DIALECT = PGDialect_asyncpg()
 Listener = Callable[[ClauseElement, Mapping[str, Any]], None]
 _listeners: WeakKeyDictionary[Engine, list[Listener]] = WeakKeyDictionary()
+
+
+def sql_string(value: str) -> ColumnElement[str]:
+    """``value`` written into a statement as a SQL string literal (quotes doubled;
+    PostgreSQL's standard_conforming_strings, on by default, reads backslashes as
+    written): for a value the planner must see, as a partial index's predicate. Only
+    for the host's own configuration (a model id), never for input."""
+    return literal_column("'" + value.replace("'", "''") + "'", Text)
 
 
 class Prepared:
@@ -117,6 +126,34 @@ class DriverConnection:
             # cancelled mid-flight is cleaned up by asyncpg before the connection runs
             # its next command.
             await greenlet_spawn(pooled.close)
+
+    @asynccontextmanager
+    async def snapshot(self, *settings: str) -> AsyncIterator[None]:
+        """Several reads in one read-only transaction (one snapshot), with ``settings``
+        (``SET LOCAL`` statements, fixed text the caller builds from its own values,
+        never from input) applied for it alone: BEGIN and the settings go in one round
+        trip. Rolled back on exit: it wrote nothing."""
+        if self._pooled is None:
+            raise RuntimeError("use the connection inside its async with block")
+        driver = self._pooled.driver_connection
+        assert driver is not None
+        begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+        await driver.execute("; ".join((begin, *settings)))
+        try:
+            yield
+        finally:
+            await self._end_snapshot(driver)
+
+    async def _end_snapshot(self, driver: Any) -> None:
+        if driver.is_closed() or not driver.is_in_transaction():
+            return
+        try:
+            await driver.execute("ROLLBACK")
+        except Exception as error:
+            # A read cancelled mid-flight can leave the connection busy: it must not go
+            # back to the pool inside the transaction, so the pool drops it.
+            assert self._pooled is not None
+            await greenlet_spawn(self._pooled.invalidate, error)
 
     async def fetch(self, prepared: Prepared, values: Mapping[str, Any]) -> list[Record]:
         driver, arguments = self._driver(prepared, values)

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
@@ -63,11 +64,26 @@ entries = Table(
         TSVECTOR,
         Computed("to_tsvector('english'::regconfig, content)", persisted=True),
     ),
+    # Migration 0025: when the content was said (metadata.saidAt, memory/entries/
+    # said_at.py; null: when it was written) and the order entries were written in, from
+    # one sequence; search reads an entry's neighbours as context (memory/search/context.py).
+    Column("said_at", DateTime(timezone=True)),
+    Column(
+        "written_order",
+        BigInteger,
+        server_default=text("nextval('memory_entries_written_order')"),
+        nullable=False,
+    ),
 )
 
 # Every column of an entry a read returns: the derived search terms are for the
-# full-text index only, and would double the bytes of every whole-row read.
-entry_columns = tuple(column for column in entries.c if column.name != "search_terms")
+# full-text index only, and would double the bytes of every whole-row read; the written
+# order is the store's own bookkeeping, never part of an entry.
+entry_columns = tuple(
+    column
+    for column in entries.c
+    if column.name not in ("search_terms", "said_at", "written_order")
+)
 
 # Migration 0018: one vector per entry and embedding model (memory/embeddings/).
 embeddings = Table(
