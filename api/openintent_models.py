@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 import rfc8785
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -33,6 +34,7 @@ from pydantic import (
 
 from api.errors import ApiError
 from memory.entries.rows import unchecked
+from memory.entries.said import SAID_AT_KEY, SAID_BY_KEY
 from schemas.base import Instant
 from schemas.errors import ErrorCode
 from schemas.input_rules import CHECK_TEXT
@@ -42,6 +44,7 @@ from schemas.memory_entry import (
     HostMemoryEntry,
     Name,
     Priority,
+    SaidBy,
     Tag,
     Tier,
 )
@@ -86,6 +89,19 @@ class CreateMemoryRequest(_OpenIntentModel):
     sensitivity: Sensitivity | None = None
     curated_by: ScopeId | None = None
     expires_at: Instant | None = None
+    # Extensions (additive, RFC-0015 §4.3): when and by whom the value was said, for an
+    # agent storing a conversation after the fact (memory/entries/said.py).
+    said_at: AwareDatetime | None = None
+    said_by: SaidBy | None = None
+
+    def said(self) -> dict[str, Any]:
+        """The entry's metadata keys for said_at and said_by."""
+        said: dict[str, Any] = {}
+        if self.said_at is not None:
+            said[SAID_AT_KEY] = self.said_at.isoformat()
+        if self.said_by is not None:
+            said[SAID_BY_KEY] = self.said_by
+        return said
 
 
 class UpdateMemoryRequest(_OpenIntentModel):

@@ -103,7 +103,10 @@ async def create_memory(
             key=body.key,
             pinned=body.pinned,
             priority=body.priority,
-            metadata=openintent_metadata(body.scope, body.ttl, body.sensitivity, body.curated_by),
+            metadata={
+                **openintent_metadata(body.scope, body.ttl, body.sensitivity, body.curated_by),
+                **body.said(),
+            },
             expires_at=expiry_of(body.ttl, body.expires_at, now),
         ),
         secrets=api.registries.for_tenant(tenant),

@@ -35,6 +35,11 @@ class SearchBody(BaseModel):
     namespace: str | None = Field(default=None, description="exact, or a prefix ending in *")
     updated_after: AwareDatetime | None = None
     updated_before: AwareDatetime | None = None
+    said_by: str | None = Field(default=None, description="who said it (metadata.saidBy)")
+    said_after: AwareDatetime | None = Field(
+        default=None, description="said after (metadata.saidAt, else when written)"
+    )
+    said_before: AwareDatetime | None = None
 
     def request(self) -> SearchRequest:
         namespace, prefix = namespace_filter(self.namespace)
@@ -51,6 +56,9 @@ class SearchBody(BaseModel):
             namespace_prefix=prefix,
             updated_after=self.updated_after,
             updated_before=self.updated_before,
+            said_by=self.said_by,
+            said_after=self.said_after,
+            said_before=self.said_before,
         )
 
 

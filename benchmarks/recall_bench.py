@@ -76,7 +76,7 @@ def _agent(conversation: locomo.Conversation, view: str) -> str:
 
 
 def _turn_entry(turn: locomo.Turn) -> NewMemoryEntry:
-    metadata: dict[str, Any] = {"dia_id": turn.id, "session": turn.session}
+    metadata: dict[str, Any] = {"dia_id": turn.id, "session": turn.session, "saidBy": turn.speaker}
     if turn.said_at is not None:
         metadata["saidAt"] = turn.said_at.replace(tzinfo=UTC).isoformat()
     return NewMemoryEntry(id=turn.id, content=turn.text, tier=Tier.EPISODIC, metadata=metadata)

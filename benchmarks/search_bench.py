@@ -57,7 +57,7 @@ from memory.indexes.vector_index import index_name
 from memory.search.context import CONTEXT_SOURCES, CONTEXT_WEIGHT, SITTING
 from memory.search.hits import LegHit, Ranked, best_first
 from memory.search.lexical import K1, POSTINGS_PER_TERM, B
-from memory.search.ranking import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, TEXT_DEPTH, fuse
+from memory.search.ranking import MAX_EF_SEARCH, MIN_DEPTH, OVER_FETCH, fuse
 from memory.storage import tables
 from memory.storage.engines import create_engine, migrate
 from memory.storage.prepared import Prepared
@@ -264,20 +264,46 @@ NEIGHBOURS_SQL = (
     " WHERE b.tenant = $1 AND b.memory_ref = $2 AND b.written_order > s.written_order"
     " ORDER BY b.written_order LIMIT 1)) AS n"
     " JOIN memory_entries e ON e.tenant = $1 AND e.memory_ref = $2 AND e.id = n.id"
-    " WHERE coalesce(e.said_at, e.created_at) BETWEEN coalesce(s.said_at, s.created_at) - $4::interval"
+    " WHERE coalesce(e.said_at, e.created_at)"
+    " BETWEEN coalesce(s.said_at, s.created_at) - $4::interval"
     " AND coalesce(s.said_at, s.created_at) + $4::interval"
 )
 
 
-def with_context(connection_rows: Sequence[Any], ranked: Sequence[Ranked]) -> list[str]:
-    """The product's rescoring by context, over the neighbour rows NEIGHBOURS_SQL read."""
-    own = {hit.id: hit.score for hit in ranked}
+SCORES_SQL = (
+    # The product's BM25 of given entries (memory/search/lexical.py lexical_scores): the
+    # neighbours no leg returned, kept when they hold a query word.
+    "WITH weights AS (SELECT c.term,"
+    " ln(1.0 + (t.entries - c.entries + 0.5) / (c.entries + 0.5)) AS idf,"
+    " t.terms::float8 / t.entries AS mean_terms"
+    " FROM memory_term_counts c JOIN memory_ref_term_totals t ON t.memory_ref = c.memory_ref"
+    " WHERE c.memory_ref = $2"
+    " AND c.term = ANY(tsvector_to_array(to_tsvector('english'::regconfig, $4)))),"
+    " scored AS (SELECT g.entry_id, (SELECT sum(w.idf * p.frequency * ($6 + 1)"
+    " / (p.frequency + $6 * (1 - $7 + $7 * p.entry_terms / w.mean_terms)))"
+    " FROM memory_terms p JOIN weights w ON w.term = p.term"
+    " WHERE p.tenant = $1 AND p.memory_ref = $2 AND p.entry_id = g.entry_id) AS score"
+    " FROM unnest($5::text[]) AS g(entry_id))"
+    " SELECT s.entry_id AS id, s.score, e.created_at FROM scored s"
+    " JOIN memory_entries e ON e.memory_ref = $2 AND e.id = s.entry_id"
+    " WHERE e.tenant = $1 AND (e.expires_at IS NULL OR e.expires_at > $3)"
+    " AND e.invalidated_at IS NULL AND s.score > 0"
+)
+
+
+def with_context(
+    pairs: Sequence[Any], ranked: Sequence[Ranked], unfound: Sequence[Ranked]
+) -> list[str]:
+    """The product's rescoring by context (memory/search/context.py), over the neighbour
+    rows NEIGHBOURS_SQL read and the unfound neighbours SCORES_SQL scored."""
+    found = {hit.id: hit for hit in (*ranked, *unfound)}
     lent: dict[str, float] = {}
-    for row in connection_rows:
-        if row["id"] in own:
-            lent[row["id"]] = max(lent.get(row["id"], 0.0), own[row["source"]])
+    for row in pairs:
+        if row["id"] in found:
+            lent[row["id"]] = max(lent.get(row["id"], 0.0), found[row["source"]].score)
     rescored = [
-        replace(hit, score=hit.score + CONTEXT_WEIGHT * lent.get(hit.id, 0.0)) for hit in ranked
+        replace(hit, score=hit.score + CONTEXT_WEIGHT * lent.get(hit.id, 0.0))
+        for hit in found.values()
     ]
     return [hit.id for hit in best_first(rescored)]
 
@@ -343,7 +369,7 @@ class BareSearch:
                 REF,
                 now,
                 query,
-                max(depth, TEXT_DEPTH),
+                depth,
                 K1,
                 B,
                 POSTINGS_PER_TERM,
@@ -376,8 +402,19 @@ class BareSearch:
                 text_ids, vector_ids = await self.legs(connection, query, mode, depth)
                 fused = fuse(text_ids, vector_ids)
                 sources = [hit.id for hit in fused[:CONTEXT_SOURCES] if hit.score > 0]
-                beside = await connection.fetch(NEIGHBOURS_SQL, self.tenant, REF, sources, SITTING)
-                top = with_context(beside, fused)[:LIMIT]
+                pairs = await connection.fetch(NEIGHBOURS_SQL, self.tenant, REF, sources, SITTING)
+                unfound = sorted({row["id"] for row in pairs} - {hit.id for hit in fused})
+                scored: list[Ranked] = []
+                if unfound and mode is not SearchMode.SEMANTIC and text_ids:
+                    best = text_ids[0].value
+                    rows = await connection.fetch(
+                        SCORES_SQL, self.tenant, REF, datetime.now(UTC), query, unfound, K1, B
+                    )
+                    scored = [
+                        Ranked(row["id"], row["score"] / best, None, None, row["created_at"])
+                        for row in rows
+                    ]
+                top = with_context(pairs, fused, scored)[:LIMIT]
                 if not top:
                     return []
                 rows = await connection.fetch(READ_SQL, self.tenant, REF, datetime.now(UTC), top)

@@ -1,7 +1,9 @@
 """memoryctl memory search: one memoryRef's live entries ranked against a query.
 
     memoryctl memory search --memory-ref REF QUERY [--limit N]
-                            [--mode hybrid|semantic|text] [--tag T ...] [--json]
+                            [--mode hybrid|semantic|text] [--tag T ...]
+                            [--said-by NAME] [--said-after INSTANT]
+                            [--said-before INSTANT] [--json]
 
 Hybrid by default (BM25 and vectors fused by score, see
 memory/search/ranking.py). Like ``get``, this is a read path and prints content: the
@@ -43,12 +45,37 @@ def search(
     tags: Annotated[
         list[str] | None, typer.Option("--tag", help="Only entries with this tag (repeat: all).")
     ] = None,
+    said_by: Annotated[
+        str | None, typer.Option("--said-by", help="Only what this person said (metadata.saidBy).")
+    ] = None,
+    said_after: Annotated[
+        str | None,
+        typer.Option(
+            "--said-after",
+            help="Only what was said after this ISO-8601 instant (metadata.saidAt, else when "
+            "it was written).",
+        ),
+    ] = None,
+    said_before: Annotated[
+        str | None,
+        typer.Option("--said-before", help="Only what was said before this ISO-8601 instant."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Entries ranked by relevance to QUERY, best first."""
     ref = checked_ref(memory_ref)
     try:
-        request = SearchRequest(query=query, limit=limit, mode=mode, tags_all=tuple(tags or ()))
+        request = SearchRequest.model_validate(
+            {
+                "query": query,
+                "limit": limit,
+                "mode": mode,
+                "tags_all": tuple(tags or ()),
+                "said_by": said_by,
+                "said_after": said_after,
+                "said_before": said_before,
+            }
+        )
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "QUERY"

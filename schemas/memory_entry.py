@@ -30,6 +30,12 @@ EntryId = Annotated[
     StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"),
     CHECK_TEXT,
 ]
+# Who said an entry's content (metadata.saidBy): a person's name as written.
+SaidBy = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$"),
+    CHECK_TEXT,
+]
 Name = Annotated[
     str,
     StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/-]*$"),
@@ -165,6 +171,11 @@ class MemoryQuery(WireModel):
     namespace_prefix: Name | None = None
     updated_after: Instant | None = None
     updated_before: Instant | None = None
+    # When and by whom the content was said (metadata.saidAt / saidBy; an entry without
+    # saidAt was said when it was written): memory/entries/said.py.
+    said_by: SaidBy | None = None
+    said_after: Instant | None = None
+    said_before: Instant | None = None
     limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
     offset: int = Field(default=0, ge=0, le=MAX_QUERY_OFFSET)
 

@@ -21,6 +21,7 @@ from schemas.memory_entry import (
     HostMemoryEntry,
     MemoryQuery,
     Name,
+    SaidBy,
     Tag,
     Tier,
 )
@@ -53,6 +54,9 @@ class SearchRequest(WireModel):
     namespace_prefix: Name | None = None
     updated_after: Instant | None = None
     updated_before: Instant | None = None
+    said_by: SaidBy | None = None
+    said_after: Instant | None = None
+    said_before: Instant | None = None
 
     def filters(self) -> MemoryQuery:
         return MemoryQuery(
@@ -63,6 +67,9 @@ class SearchRequest(WireModel):
             namespace_prefix=self.namespace_prefix,
             updated_after=self.updated_after,
             updated_before=self.updated_before,
+            said_by=self.said_by,
+            said_after=self.said_after,
+            said_before=self.said_before,
         )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam
+from sqlalchemy import ColumnElement, bindparam, func
 
 from memory.entries.rows import live
 from memory.storage import tables
@@ -36,6 +36,11 @@ def like_prefix(prefix: str) -> str:
     )
 
 
+def _said() -> ColumnElement[datetime]:
+    """When the content was said: the writer's metadata.saidAt, else when it was written."""
+    return func.coalesce(ENTRIES.c.said_at, ENTRIES.c.created_at)
+
+
 # name -> (the query's value for it, None when the filter is off; the clause over a value)
 _FILTERS: dict[str, tuple[Callable[[MemoryQuery], Any], Callable[[Any], ColumnElement[bool]]]] = {
     "tags_all": (lambda q: list(q.tags_all) or None, lambda v: ENTRIES.c.tags.contains(v)),
@@ -51,6 +56,9 @@ _FILTERS: dict[str, tuple[Callable[[MemoryQuery], Any], Callable[[Any], ColumnEl
     ),
     "updated_after": (lambda q: q.updated_after, lambda v: ENTRIES.c.updated_at > v),
     "updated_before": (lambda q: q.updated_before, lambda v: ENTRIES.c.updated_at < v),
+    "said_by": (lambda q: q.said_by, lambda v: ENTRIES.c.said_by == v),
+    "said_after": (lambda q: q.said_after, lambda v: _said() > v),
+    "said_before": (lambda q: q.said_before, lambda v: _said() < v),
 }
 # Filters whose value is written into the statement, not bound: ``pinned IS true`` takes
 # no parameter, and two values make two shapes.

@@ -24,7 +24,7 @@ from memory.entries.capacity import evict_over_capacity
 from memory.entries.content import content_checksum, insert_entries, rewrite_entry
 from memory.entries.limits import StoreLimits
 from memory.entries.rows import live, to_host_entry
-from memory.entries.said_at import said_at_of
+from memory.entries.said import said_columns
 from memory.events.event_log import (
     REMOVED_COLUMNS,
     PendingEvent,
@@ -270,7 +270,7 @@ class EntryWrites:
             "priority": entry.priority.rank,
             "subject": entry.subject,
             "metadata": redact_metadata(entry.metadata, secrets),
-            "said_at": said_at_of(entry.metadata),
+            **said_columns(entry.metadata),
             "attribution": attribution.to_wire() if attribution else None,
             "created_at": now,
             "updated_at": now,
@@ -308,7 +308,7 @@ class EntryWrites:
             values["priority"] = changes.priority.rank
         if changes.metadata is not None:
             values["metadata"] = redact_metadata(changes.metadata, secrets)
-            values["said_at"] = said_at_of(changes.metadata)
+            values.update(said_columns(changes.metadata))
         if changes.expires_at is not None:
             _check_expiry(changes.expires_at, now)
             values["expires_at"] = changes.expires_at

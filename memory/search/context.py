@@ -6,26 +6,29 @@ good?" / "Yes, 'Nothing is impossible', it kept me up all night"); notes taken i
 sitting explain each other the same way. So an entry a leg found gains
 ``CONTEXT_WEIGHT`` times the best score of its neighbours in the order entries were
 written (``memory_entries.written_order``, migration 0025) that were said within
-``SITTING`` of it (``said_at``, the writer's metadata.saidAt, else when it was written).
-Entries said apart (a session summary beside the next day's) lend nothing, and an entry
-no leg found is not added for its neighbour's sake (a search for one word does not
-come back padded with whatever was written next to its hit).
+``SITTING`` of it (``said_at``, the writer's metadata.saidAt, else when it was written:
+memory/entries/said.py). Entries said apart (a session summary beside the next day's)
+lend nothing. A neighbour joins the ranking only if it holds a word of the query
+(scored by BM25 as any candidate; a leg reads only its best hundred candidates per
+word, and the answer turn often shares nothing with the question but the speaker's
+name), so a search for one word does not come back padded with whatever was written
+next to its hit.
 
 Only the best ``CONTEXT_SOURCES`` scored entries lend their score: a weaker one's share
 could not lift anything into the results. A neighbour is the entry written next to the
-source in its memoryRef, whatever its state or the caller's filters (it lends only
-when a leg found it, which the filters and liveness decide), so filters never turn
-distant entries into neighbours.
+source in its memoryRef, whatever its state or the caller's filters (it is ranked
+only when live and admitted by them), so filters never turn distant entries into
+neighbours.
 
 The weight was chosen on the tuning half of the LoCoMo development conversations
 (benchmarks/recall_bench.py). Where neighbours are unrelated (entries written in a random
 order), the same weight cost about 1 point of R@10 in an offline check, against 7-9
-gained on conversations; adding the neighbours no leg found would have added 0.6 more.
+gained on conversations.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -107,16 +110,34 @@ async def neighbours(
     return [(row["source"], row["id"]) for row in await connection.fetch(_NEIGHBOURS, values)]
 
 
+# Scores (fused, as the ranking's) of entries no leg returned, among the given ids: those
+# that hold a word of the query and the caller's filters admit.
+ScoreUnfound = Callable[[list[str]], Awaitable[list[Ranked]]]
+
+
 async def with_context(
-    connection: DriverConnection, ref: MemoryRef, ranked: Sequence[Ranked]
+    connection: DriverConnection,
+    ref: MemoryRef,
+    ranked: Sequence[Ranked],
+    score_unfound: ScoreUnfound | None,
 ) -> list[Ranked]:
-    """``ranked`` (best first) rescored with each entry's context, best first again."""
-    own = {hit.id: hit.score for hit in ranked}
+    """``ranked`` (best first) rescored with each entry's context, best first again. A
+    neighbour no leg returned joins when ``score_unfound`` scores it (it holds a word of
+    the query: a leg's candidates are only its best few hundred)."""
+    found = {hit.id: hit for hit in ranked}
     sources = [hit.id for hit in ranked[:CONTEXT_SOURCES] if hit.score > 0]
+    pairs = await neighbours(connection, ref, sources)
+    unfound = sorted({neighbour for _, neighbour in pairs} - found.keys())
+    if unfound and score_unfound is not None:
+        for hit in await score_unfound(unfound):
+            found[hit.id] = hit
     lent: dict[str, float] = {}
-    for source, neighbour in await neighbours(connection, ref, sources):
-        if neighbour in own:
-            lent[neighbour] = max(lent.get(neighbour, 0.0), own[source])
+    for source, neighbour in pairs:
+        if neighbour in found:
+            lent[neighbour] = max(lent.get(neighbour, 0.0), found[source].score)
     return best_first(
-        [replace(hit, score=hit.score + CONTEXT_WEIGHT * lent.get(hit.id, 0.0)) for hit in ranked]
+        [
+            replace(hit, score=hit.score + CONTEXT_WEIGHT * lent.get(hit.id, 0.0))
+            for hit in found.values()
+        ]
     )

@@ -15,11 +15,13 @@ fused by score so that neither leg's clear hit is lost.
   fusion, used before, ranked every entry both legs returned above any entry one leg
   found alone, so the noise both legs shared buried clear text hits (LoCoMo development
   turns: hybrid R@10 0.46 against the text leg's 0.55). The weight was chosen on the
-  tuning half of those conversations, where 0.2-0.5 all beat either leg alone.
+  tuning half of those conversations: with the context step, 0.15-0.5 were all within
+  a few questions of the text leg alone (the static model adds little to BM25 there),
+  and 0.2 gave the best R@5 without losing R@10.
 
 Both legs take the same filters (memory/entries/filters.py, tenant first) and read
-their candidates (the text leg more, see TEXT_DEPTH); the fused ranking gains each
-entry's context (memory/search/context.py) and its top ``limit`` is read back whole.
+``depth`` candidates; the fused ranking gains each entry's context
+(memory/search/context.py) and its top ``limit`` is read back whole.
 One read-only snapshot.
 Equal scores put the newer entry first, then order by id, so a ranking is deterministic.
 """
@@ -41,9 +43,9 @@ from memory.entries.rows import HOST_ENTRY_COLUMNS, stored_host_entry
 from memory.indexes.vector_index import index_expression
 from memory.indexes.vectors import EntryVectors
 from memory.input_gate import checked, read_query
-from memory.search.context import with_context
+from memory.search.context import ScoreUnfound, with_context
 from memory.search.hits import LegHit, Ranked, best_first
-from memory.search.lexical import lexical_ranking
+from memory.search.lexical import lexical_ranking, lexical_scores
 from memory.storage import tables
 from memory.storage.database import Database
 from memory.storage.prepared import DriverConnection, Prepared, sql_string
@@ -55,14 +57,9 @@ from schemas.search import SearchHit, SearchMode, SearchRequest, SearchResult
 
 ENTRIES, EMBEDDINGS = tables.entries, tables.embeddings
 # How much the vector leg's closeness (0..1) adds to the text leg's relative score (0..1).
-VECTOR_WEIGHT = 0.3
+VECTOR_WEIGHT = 0.2
 # Candidates each leg reads: enough for the fused top-k to be stable.
 MIN_DEPTH = 50
-# Candidates the text leg reads: deeper, so that an entry matching only a common word
-# of the query (the speaker's name) is there to take its neighbour's context
-# (memory/search/context.py); BM25 scores every candidate of its postings either way,
-# so reading deeper costs only the rows returned.
-TEXT_DEPTH = 400
 # Nearest vectors read per candidate the vector leg returns (before the entry filters).
 OVER_FETCH = 4
 MAX_EF_SEARCH = 1000
@@ -168,7 +165,7 @@ class EntrySearch:
         )
         async with self.db.driver() as connection, connection.snapshot(*settings):
             text_hits = (
-                await lexical_ranking(connection, ref, query, admitted, now, max(depth, TEXT_DEPTH))
+                await lexical_ranking(connection, ref, query, admitted, now, depth)
                 if mode is not SearchMode.SEMANTIC
                 else []
             )
@@ -178,7 +175,12 @@ class EntrySearch:
                 else []
             )
             ranked = fuse(text_hits, vector_hits)
-            ranked = (await with_context(connection, ref, ranked))[:limit]
+            score_unfound = (
+                _lexical_scorer(connection, ref, query, admitted, now, text_hits)
+                if mode is not SearchMode.SEMANTIC
+                else None
+            )
+            ranked = (await with_context(connection, ref, ranked, score_unfound))[:limit]
             rows = await _read(connection, ref, ranked, columns, now) if columns else {}
         return ranked, rows
 
@@ -204,6 +206,27 @@ class EntrySearch:
         values.update(query_vector=query_vector, fetched=fetched, depth=depth)
         rows = await connection.fetch(statement, values)
         return [LegHit(row["entry_id"], float(row["distance"]), row["created_at"]) for row in rows]
+
+
+def _lexical_scorer(
+    connection: DriverConnection,
+    ref: MemoryRef,
+    query: str,
+    filters: MemoryQuery,
+    now: datetime,
+    text_hits: Sequence[LegHit],
+) -> ScoreUnfound:
+    """Scores of entries the text leg did not return, on the fused scale (BM25 over the
+    leg's best)."""
+    best = text_hits[0].value if text_hits else 0.0
+
+    async def score(ids: list[str]) -> list[Ranked]:
+        if best <= 0:
+            return []
+        hits = await lexical_scores(connection, ref, query, ids, filters, now)
+        return [Ranked(hit.id, hit.value / best, None, None, hit.created_at) for hit in hits]
+
+    return score
 
 
 def _vector_statement(model: EmbeddingModel, shape: Shape) -> Prepared:

@@ -64,10 +64,12 @@ entries = Table(
         TSVECTOR,
         Computed("to_tsvector('english'::regconfig, content)", persisted=True),
     ),
-    # Migration 0025: when the content was said (metadata.saidAt, memory/entries/
-    # said_at.py; null: when it was written) and the order entries were written in, from
-    # one sequence; search reads an entry's neighbours as context (memory/search/context.py).
+    # Migration 0025: when and by whom the content was said (metadata.saidAt and saidBy,
+    # memory/entries/said.py; said_at null: when it was written) and the order entries
+    # were written in, from one sequence; search reads an entry's neighbours as context
+    # (memory/search/context.py).
     Column("said_at", DateTime(timezone=True)),
+    Column("said_by", Text),
     Column(
         "written_order",
         BigInteger,
@@ -82,7 +84,7 @@ entries = Table(
 entry_columns = tuple(
     column
     for column in entries.c
-    if column.name not in ("search_terms", "said_at", "written_order")
+    if column.name not in ("search_terms", "said_at", "said_by", "written_order")
 )
 
 # Migration 0018: one vector per entry and embedding model (memory/embeddings/).

@@ -40,3 +40,59 @@ async def test_search_over_http(running_api, store) -> None:
             "/api/v1/memory/search", json={"query": "Dana tea", "agent_id": "agent-7"}
         )
         assert foreign.status_code == 200 and foreign.json()["results"] == []
+
+
+async def test_search_filters_by_who_said_it_and_when(running_api, store) -> None:
+    tenant = "t" + uuid.uuid4().hex[:10]
+    ref = f"mem://{tenant}/agent-7"
+    said = [
+        ("Caroline: I adopted a puppy", "Caroline", "2023-05-08T13:56:00Z"),
+        ("Melanie: We adopted a puppy too", "Melanie", "2023-05-08T13:57:00Z"),
+        ("Melanie: The puppy chewed my shoes", "Melanie", "2023-07-01T09:00:00+02:00"),
+    ]
+    stored = await store.put_many(
+        ref,
+        [note(text, metadata={"saidBy": by, "saidAt": at}) for text, by, at in said],
+    )
+    ids = {entry.content: entry.id for entry in stored}
+
+    async with await running_api.client_for(tenant) as http:
+
+        async def found(**filters: object) -> set[str]:
+            answer = await http.post(
+                "/api/v1/memory/search",
+                json={"query": "puppy", "agent_id": "agent-7", "mode": "text", **filters},
+            )
+            assert answer.status_code == 200, answer.text
+            return {hit["entry"]["id"] for hit in answer.json()["results"]}
+
+        melanie = {ids[said[1][0]], ids[said[2][0]]}
+        assert await found(said_by="Melanie") == melanie
+        assert await found(said_after="2023-06-01T00:00:00Z") == {ids[said[2][0]]}
+        assert await found(said_before="2023-06-01T00:00:00Z") == {
+            ids[said[0][0]],
+            ids[said[1][0]],
+        }
+        assert await found(said_by="Melanie", said_before="2023-06-01T00:00:00Z") == {
+            ids[said[1][0]]
+        }
+        refused = await http.post(
+            "/api/v1/memory/search",
+            json={"query": "puppy", "agent_id": "agent-7", "said_after": "2023-06-01T00:00:00"},
+        )
+        assert refused.status_code == 422 and "said_after" in refused.text, refused.text
+        # An OpenIntent create says it too (an additive extension).
+        create = {"agent_id": "agent-7", "namespace": "chat", "value": {"text": "puppy!"}}
+        written = await http.post(
+            "/api/v1/memory",
+            json={**create, "key": "k1", "said_by": "Caroline", "said_at": "2023-05-09T10:00:00Z"},
+        )
+        assert written.status_code == 201, written.text
+        assert await found(said_by="Caroline", said_after="2023-05-09T00:00:00Z") == {
+            written.json()["id"]
+        }
+        refused = await http.post(
+            "/api/v1/memory", json={**create, "key": "k2", "said_at": "yesterday"}
+        )
+        assert refused.status_code == 422 and "said_at" in refused.text, refused.text
+        assert await store.count(ref) == 4

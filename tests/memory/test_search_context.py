@@ -116,3 +116,39 @@ async def test_said_at_must_be_an_instant_and_follows_an_edit(store: PostgresMem
         expected_version=1,
     )
     assert (await _ranking(store, ref, SearchMode.TEXT)).index(ANSWER) > 1
+
+
+async def test_a_neighbour_beyond_the_legs_candidates_joins_when_it_holds_a_query_word(
+    store: PostgresMemoryStore,
+) -> None:
+    # 150 short turns of Melanie's fill the best postings of "melanie" that the text leg
+    # reads (memory/search/lexical.py POSTINGS_PER_TERM), so the answer, which shares
+    # nothing else with the question, is not among its candidates.
+    ref = unique_ref()
+    chatter = [_turn(f"Melanie: ok {n}") for n in range(150)]
+    await store.put_many(ref, [*chatter, _turn(FILLER[0]), _turn(QUESTION), _turn(ANSWER)])
+    ranking = await _ranking(store, ref, SearchMode.TEXT)
+    assert ranking[:2] == [QUESTION, ANSWER], ranking
+
+
+async def test_a_neighbour_the_filters_refuse_is_not_added(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    await store.put_many(ref, [note(QUESTION, "books"), note(ANSWER, "diary")])
+    found = await store.search(
+        ref, SearchRequest(query=ASKED, mode=SearchMode.TEXT, tags_all=("books",))
+    )
+    assert [hit.entry.content for hit in found.hits] == [QUESTION]
+
+
+async def test_said_by_must_be_a_name(store: PostgresMemoryStore) -> None:
+    ref = unique_ref()
+    for bad in ("", "Mel\nanie", "x" * 201, 7):
+        with pytest.raises(InvalidInput) as refused:
+            await store.put(ref, note("Melanie: hello", metadata={"saidBy": bad}))
+        assert refused.value.field == "metadata.saidBy"
+    assert await store.count(ref) == 0
+    await store.put(ref, note("Melanie: hello", metadata={"saidBy": "Dr. Melanie O'Hara"}))
+    found = await store.search(
+        ref, SearchRequest(query="hello", said_by="Dr. Melanie O'Hara", mode=SearchMode.TEXT)
+    )
+    assert [hit.entry.content for hit in found.hits] == ["Melanie: hello"]

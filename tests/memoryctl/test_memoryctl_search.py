@@ -54,3 +54,48 @@ async def test_search_from_the_cli(store: PostgresMemoryStore, database_url: str
         "memory", "search", "--memory-ref", ref, "x", "--mode", "fuzzy", database_url=database_url
     )
     assert bad_mode.returncode == 2 and "--mode" in bad_mode.stderr
+
+
+async def test_search_by_who_said_it_and_when_from_the_cli(
+    store: PostgresMemoryStore, database_url: str
+) -> None:
+    ref = unique_ref()
+    await store.put(ref, note("We adopted a puppy", metadata={"saidBy": "Melanie"}))
+    caroline = await store.put(
+        ref,
+        note(
+            "I adopted a puppy", metadata={"saidBy": "Caroline", "saidAt": "2023-05-08T13:56:00Z"}
+        ),
+    )
+
+    def found(*filters: str) -> list[str]:
+        shown = ok(
+            memoryctl(
+                "memory",
+                "search",
+                "--memory-ref",
+                ref,
+                "puppy",
+                *filters,
+                "--json",
+                database_url=database_url,
+            )
+        )
+        return [hit["entry"]["id"] for hit in json.loads(shown)["hits"]]
+
+    assert found("--said-by", "Caroline") == [caroline.id]
+    assert found("--said-before", "2024-01-01T00:00:00Z") == [caroline.id]
+    error = one_line_error(
+        memoryctl(
+            "memory",
+            "search",
+            "--memory-ref",
+            ref,
+            "puppy",
+            "--said-after",
+            "May 2023",
+            database_url=database_url,
+        ),
+        2,
+    )
+    assert "said_after" in error

@@ -1,8 +1,9 @@
-"""When entries were said and the order they were written in (issue 38).
+"""When and by whom entries were said, and the order they were written in (issue 38).
 
-``memory_entries.said_at``: the writer's ``metadata.saidAt`` read at the write boundary
-(memory/entries/said_at.py); null means said when written (``created_at``). Existing
-entries keep null: their metadata was never checked as an instant.
+``memory_entries.said_at`` and ``said_by``: the writer's ``metadata.saidAt`` and
+``metadata.saidBy`` read at the write boundary (memory/entries/said.py); a null
+``said_at`` means said when written (``created_at``). Existing entries keep nulls: their
+metadata was never checked. Both are search filters.
 
 ``memory_entries.written_order``: from one sequence, so the entries written just before
 and after an entry can be found through an index. Search reads an entry's neighbours
@@ -31,6 +32,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     op.execute("ALTER TABLE memory_entries ADD COLUMN said_at timestamptz")
+    op.execute("ALTER TABLE memory_entries ADD COLUMN said_by text")
     op.execute("CREATE SEQUENCE memory_entries_written_order")
     op.execute("ALTER TABLE memory_entries ADD COLUMN written_order bigint")
     op.execute(
@@ -58,3 +60,4 @@ WHERE e.memory_ref = numbered.memory_ref AND e.id = numbered.id"""
 def downgrade() -> None:
     op.execute("ALTER TABLE memory_entries DROP COLUMN written_order")
     op.execute("ALTER TABLE memory_entries DROP COLUMN said_at")
+    op.execute("ALTER TABLE memory_entries DROP COLUMN said_by")
