@@ -34,6 +34,7 @@ import platform
 import random
 import re
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
@@ -43,14 +44,17 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import httpx
 import numpy as np
 from pgvector.asyncpg import register_vector
 from sqlalchemy import func, literal_column, select
 from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from benchmarks.adapter_bench import percentile, server_info
 from benchmarks.common import bench_server, fresh_database
 from benchmarks.corpus import PEOPLE
+from benchmarks.http_bench import ApiProcess
 from memory.embeddings.choice import static_embedder
 from memory.embeddings.static_model import StaticWordEmbedder
 from memory.indexes.vector_index import index_name
@@ -62,6 +66,7 @@ from memory.storage import tables
 from memory.storage.engines import create_engine, migrate
 from memory.storage.prepared import Prepared
 from memory.store import PostgresMemoryStore
+from memory.tenants.api_keys import ApiKeyStore
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.memory_ref import parse_memory_ref
 from schemas.search import SearchMode, SearchRequest
@@ -69,7 +74,8 @@ from schemas.search import SearchMode, SearchRequest
 RESULTS_DIR = Path(__file__).with_name("results")
 LOAD_BATCH = 1_000
 LIMIT = 10
-REF = "mem://bench/search-agent/main"
+AGENT = "search-agent"
+REF = f"mem://bench/{AGENT}"
 GIN_INDEX = "ix_terms_ranked"
 HNSW_PREFIX = "ix_embeddings_hnsw_"
 VECTOR_LITERAL = re.compile(r"'\[[-0-9.e,]+\]'")
@@ -256,15 +262,16 @@ def vector_alone_sql(dimensions: int) -> str:
 NEIGHBOURS_SQL = (
     # The product's context (memory/search/context.py): each source's entries written
     # right before and after it in the memoryRef, said within $4 of it.
-    "SELECT s.id AS source, e.id FROM unnest($3::text[]) AS g(id)"
+    "SELECT s.id AS source, n.id FROM unnest($3::text[]) AS g(id)"
     " JOIN memory_entries s ON s.tenant = $1 AND s.memory_ref = $2 AND s.id = g.id"
-    " CROSS JOIN LATERAL ((SELECT b.id FROM memory_entries b WHERE b.tenant = $1"
+    " CROSS JOIN LATERAL ((SELECT b.id, coalesce(b.said_at, b.created_at) AS said"
+    " FROM memory_entries b WHERE b.tenant = $1"
     " AND b.memory_ref = $2 AND b.written_order < s.written_order"
-    " ORDER BY b.written_order DESC LIMIT 1) UNION ALL (SELECT b.id FROM memory_entries b"
+    " ORDER BY b.written_order DESC LIMIT 1) UNION ALL"
+    " (SELECT b.id, coalesce(b.said_at, b.created_at) AS said FROM memory_entries b"
     " WHERE b.tenant = $1 AND b.memory_ref = $2 AND b.written_order > s.written_order"
     " ORDER BY b.written_order LIMIT 1)) AS n"
-    " JOIN memory_entries e ON e.tenant = $1 AND e.memory_ref = $2 AND e.id = n.id"
-    " WHERE coalesce(e.said_at, e.created_at)"
+    " WHERE n.said"
     " BETWEEN coalesce(s.said_at, s.created_at) - $4::interval"
     " AND coalesce(s.said_at, s.created_at) + $4::interval"
 )
@@ -610,10 +617,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 f" mean content {load_stats['mean_content_chars']:.0f} chars)"
             )
             async with pool.acquire() as connection:
-                await connection.execute("VACUUM (ANALYZE) memory_entries")
-                await connection.execute("VACUUM (ANALYZE) memory_embeddings")
+                # What autovacuum reaches shortly after a bulk load.
+                for table in ("memory_entries", "memory_embeddings", "memory_terms"):
+                    await connection.execute(f"VACUUM (ANALYZE) {table}")
             document = await measure(args, store, pool, embedder, ref.tenant, rng)
             document["load"] = load_stats
+            if args.http:
+                document["http_one_client"] = await http_one_client(
+                    url, engine, store, BareSearch(pool, embedder, ref.tenant), args.http, rng
+                )
         finally:
             await pool.close()
             await engine.dispose()
@@ -632,6 +644,67 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     print(f"\ntotal {document['total_seconds']:.1f} s")
     return document
+
+
+async def http_one_client(
+    url: URL,
+    engine: AsyncEngine,
+    store: PostgresMemoryStore,
+    bare: BareSearch,
+    count: int,
+    rng: random.Random,
+) -> dict[str, Any]:
+    """One client, hybrid, limit 10, each query three ways in turn: the agent's call
+    (``POST /api/v1/memory/search`` to the API in its own process, over a socket),
+    ``store.search`` in process, and the bare SQL of the same work."""
+    queries = [question(rng) for _ in range(count)]
+    key = (await ApiKeyStore(engine).create("bench", name="search-bench")).key
+    timings: dict[str, list[float]] = {"http": [], "store": [], "bare": []}
+    with tempfile.TemporaryDirectory(prefix="search-api-") as state:
+        api = ApiProcess(url.render_as_string(hide_password=False), Path(state))
+        try:
+            await api.ready()
+            async with httpx.AsyncClient(base_url=api.url) as client:
+
+                async def over_http(query: str) -> object:
+                    response = await client.post(
+                        "/api/v1/memory/search",
+                        headers={"X-API-Key": key},
+                        json={"query": query, "agent_id": AGENT, "limit": LIMIT},
+                    )
+                    response.raise_for_status()
+                    return response
+
+                ways: dict[str, Op] = {
+                    "http": over_http,
+                    "store": lambda q: store.search(REF, SearchRequest(query=q, limit=LIMIT)),
+                    "bare": bare.search,
+                }
+                for query in queries[:20]:  # warm: prepared statements, the API's pool
+                    for way in ways.values():
+                        await way(query)
+                for query in queries:
+                    for name, way in ways.items():
+                        began = time.perf_counter()
+                        await way(query)
+                        timings[name].append((time.perf_counter() - began) * 1000)
+        finally:
+            api.stop()
+    figures = {
+        f"{name}_{p}_ms": round(percentile(values, int(p[1:])), 2)
+        for name, values in timings.items()
+        for p in ("p50", "p95", "p99")
+    }
+    figures["queries"] = count
+    print(
+        f"\n== one client over HTTP, hybrid, limit 10, {count} queries ==\n"
+        f"HTTP p50 {figures['http_p50_ms']} ms, p95 {figures['http_p95_ms']} ms; "
+        f"store.search in process p50 {figures['store_p50_ms']}, p95 "
+        f"{figures['store_p95_ms']}; bare SQL p50 {figures['bare_p50_ms']}, p95 "
+        f"{figures['bare_p95_ms']} (HTTP/bare at p50 "
+        f"{figures['http_p50_ms'] / figures['bare_p50_ms']:.2f}x)"
+    )
+    return figures
 
 
 async def measure(
@@ -785,6 +858,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="a small run (smoke)")
     parser.add_argument("--json", type=Path, default=None, help="where to write the results")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--http",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N queries from one client over HTTP to the API in its own process",
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
     args.entries = args.entries or (2_000 if args.quick else 100_000)
