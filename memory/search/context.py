@@ -76,7 +76,11 @@ def _statement() -> Prepared:
         return (
             select(BESIDE.c.id, _said(BESIDE).label("said"))
             .where(
-                scoped_by_params(BESIDE),
+                # The memoryRef alone (it names its tenant, and the source row is scoped
+                # by both): with the tenant too, a plan made before a fresh table's
+                # statistics took an index on (tenant, memory_ref, ...) for one row and
+                # sorted every entry of the memoryRef per probe.
+                BESIDE.c.memory_ref == bindparam("scope_ref"),
                 order < SOURCE.c.written_order if before else order > SOURCE.c.written_order,
             )
             .order_by(order.desc() if before else order)
