@@ -256,6 +256,7 @@ class EntryWrites:
             ("subject", entry.subject),
         ):
             refuse_secret(name, value, secrets)
+        metadata = redact_metadata(entry.metadata, secrets)
         return {
             "tenant": ref.tenant,
             "memory_ref": str(ref),
@@ -269,8 +270,10 @@ class EntryWrites:
             "pinned": entry.pinned,
             "priority": entry.priority.rank,
             "subject": entry.subject,
-            "metadata": redact_metadata(entry.metadata, secrets),
-            **said_columns(entry.metadata),
+            "metadata": metadata,
+            # Read from the metadata as stored (SR-1 has run): a secret in saidBy lands
+            # in the column as its marker, never as itself.
+            **said_columns(metadata),
             "attribution": attribution.to_wire() if attribution else None,
             "created_at": now,
             "updated_at": now,
@@ -308,7 +311,7 @@ class EntryWrites:
             values["priority"] = changes.priority.rank
         if changes.metadata is not None:
             values["metadata"] = redact_metadata(changes.metadata, secrets)
-            values.update(said_columns(changes.metadata))
+            values.update(said_columns(values["metadata"]))
         if changes.expires_at is not None:
             _check_expiry(changes.expires_at, now)
             values["expires_at"] = changes.expires_at

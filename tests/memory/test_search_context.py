@@ -7,12 +7,15 @@ is read at the write boundary and refused, naming the field, when it is no insta
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
 
+from memory.redaction.chokepoint import MemorySecretRegistry
+from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from schemas.errors import InvalidInput
 from schemas.memory_entry import EntryChanges, NewMemoryEntry
 from schemas.search import SearchMode, SearchRequest
-from tests.support.factories import note, unique_ref
+from tests.support.factories import canary, note, unique_ref
 
 QUESTION = "Caroline: Did you finish that novel about the lighthouse keeper?"
 ANSWER = "Melanie: Yes! Stayed up all night, the ending made me cry."
@@ -152,3 +155,27 @@ async def test_said_by_must_be_a_name(store: PostgresMemoryStore) -> None:
         ref, SearchRequest(query="hello", said_by="Dr. Melanie O'Hara", mode=SearchMode.TEXT)
     )
     assert [hit.entry.content for hit in found.hits] == ["Melanie: hello"]
+
+
+async def test_a_secret_said_by_lands_redacted(engine, store: PostgresMemoryStore) -> None:
+    secret = canary()
+    registry = MemorySecretRegistry("run")
+    assert registry.register("speaker-token", secret)
+    ref = unique_ref()
+    stored = await store.put(
+        ref, note("Melanie: hello", metadata={"saidBy": f"Melanie {secret}"}), secrets=registry
+    )
+    await store.update(
+        ref,
+        stored.id,
+        EntryChanges(metadata={"saidBy": f"Mel {secret}"}),
+        expected_version=1,
+        secrets=registry,
+    )
+    async with engine.connect() as connection:
+        said_by = (
+            await connection.execute(
+                select(tables.entries.c.said_by).where(tables.entries.c.id == stored.id)
+            )
+        ).scalar_one()
+    assert secret not in said_by and "[REDACTED:speaker-token]" in said_by
