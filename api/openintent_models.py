@@ -133,6 +133,10 @@ class MemoryEntryOut(BaseModel):
     created_at: Timestamp
     updated_at: Timestamp
     expires_at: Timestamp | None = None
+    # Extensions (additive): a later entry that supersedes this one's value, and the
+    # entries it conflicts with (memory/search/update_marks.py); null when none.
+    superseded_by: str | None = None
+    conflicts_with: list[str] | None = None
 
 
 class MemoryPage(BaseModel):
@@ -256,6 +260,11 @@ def openintent_metadata(
     return {OPENINTENT_METADATA: kept} if kept else {}
 
 
+def _marks(entry: HostMemoryEntry) -> dict[str, Any]:
+    conflicts = list(entry.conflicts_with) if entry.conflicts_with else None
+    return {"superseded_by": entry.superseded_by, "conflicts_with": conflicts}
+
+
 def entry_out(entry: HostMemoryEntry, agent_id: str) -> MemoryEntryOut:
     extra = entry.metadata.get(OPENINTENT_METADATA) or {}
     if not extra:
@@ -284,6 +293,7 @@ def entry_out(entry: HostMemoryEntry, agent_id: str) -> MemoryEntryOut:
                 "updated_at": entry.updated_at,
                 "expires_at": entry.expires_at,
             },
+            _marks(entry),
         )
     scope = extra.get("scope")
     return MemoryEntryOut(
@@ -304,4 +314,5 @@ def entry_out(entry: HostMemoryEntry, agent_id: str) -> MemoryEntryOut:
         created_at=entry.created_at,
         updated_at=entry.updated_at,
         expires_at=entry.expires_at,
+        **_marks(entry),
     )

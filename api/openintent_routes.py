@@ -133,6 +133,9 @@ class MemoryFilters(BaseModel):
     pinned: bool | None = None
     updated_after: AwareDatetime | None = None
     updated_before: AwareDatetime | None = None
+    exclude_superseded: bool = Field(
+        default=False, description="leave out entries a later entry supersedes"
+    )
     limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
     offset: int = Field(default=0, ge=0, le=MAX_QUERY_OFFSET)
 
@@ -154,6 +157,7 @@ class MemoryFilters(BaseModel):
             subject=None,
             updated_after=self.updated_after,
             updated_before=self.updated_before,
+            exclude_superseded=self.exclude_superseded,
             limit=self.limit,
             offset=self.offset,
         )

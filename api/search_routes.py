@@ -40,6 +40,9 @@ class SearchBody(BaseModel):
         default=None, description="said after (metadata.saidAt, else when written)"
     )
     said_before: AwareDatetime | None = None
+    exclude_superseded: bool = Field(
+        default=False, description="leave out entries a later entry supersedes"
+    )
 
     def request(self) -> SearchRequest:
         namespace, prefix = namespace_filter(self.namespace)
@@ -59,6 +62,7 @@ class SearchBody(BaseModel):
             said_by=self.said_by,
             said_after=self.said_after,
             said_before=self.said_before,
+            exclude_superseded=self.exclude_superseded,
         )
 
 

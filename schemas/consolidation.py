@@ -40,6 +40,9 @@ class ConsolidateMemoryRequest(WireModel):
     # run may not consolidate the memoryRef it is reading (RFC 0068 replay ruling).
     requested_by_session: str | None = Field(default=None, max_length=600)
     paraphrases: bool = False
+    # Link a later entry that changes an earlier one's value (memory/sameness/updates.py):
+    # the older is marked superseded (both stay live) or both are flagged as a conflict.
+    updates: bool = True
 
 
 class ConsolidationResult(WireResult):
@@ -51,6 +54,8 @@ class ConsolidationResult(WireResult):
     output_count: int = Field(ge=0)
     merged_count: int = Field(default=0, ge=0)
     superseded_count: int = Field(default=0, ge=0)
+    # Entries this pass found updated by a later one (kept live, marked; first seen now).
+    updated_count: int = Field(default=0, ge=0)
     survivors_changed: int = Field(default=0, ge=0)
     # Look-alike pairs recorded as conflicts by this pass (first seen now).
     conflict_count: int = Field(default=0, ge=0)
@@ -63,11 +68,13 @@ class ConsolidationResult(WireResult):
 
 
 class SupersededEntry(WireModel):
-    """One row a pass marked: invisible to list/get, kept for audit and undo."""
+    """One row a pass marked: merged and superseded rows are invisible to list/get, kept
+    for audit and undo; an updated one stays live, marked ``supersededBy``."""
 
     id: str
     superseded_by: str
-    reason: Literal["merged", "superseded"]
+    # "updated": a later entry states a new value; the row stays live, marked.
+    reason: Literal["merged", "superseded", "updated"]
     pass_id: str | None
     superseded_at: datetime
     namespace: str | None = None
@@ -87,6 +94,8 @@ class UndoReport(WireResult):
     pass_id: str
     restored: int = Field(ge=0)
     survivors_changed: int = Field(ge=0)
+    # Entries the pass had marked updated by a later one, current again.
+    unmarked: int = Field(default=0, ge=0)
 
 
 register("workflow-consolidation-input", ConsolidationInput)

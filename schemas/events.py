@@ -110,6 +110,7 @@ class AgentMemoryConsolidated(WireModel):
     pass_id: str | None = None
     merged_count: int | None = Field(default=None, ge=0)
     superseded_count: int | None = Field(default=None, ge=0)
+    updated_count: int | None = Field(default=None, ge=0)
     conflict_count: int | None = Field(default=None, ge=0)
 
 

@@ -119,6 +119,11 @@ class HostMemoryEntry(MemoryEntry):
     updated_at: Instant
     last_accessed_at: Instant
     content_sha256: str
+    # Facts that changed (memory/search/update_marks.py): the newest live entry stating a
+    # later value of this one's fact, and the live entries it conflicts with. Set by the
+    # reads that rank (search, the relevance read, the tag query); absent otherwise.
+    superseded_by: str | None = None
+    conflicts_with: tuple[str, ...] | None = None
 
     def to_memory_entry(self) -> MemoryEntry:
         return MemoryEntry(
@@ -176,6 +181,8 @@ class MemoryQuery(WireModel):
     said_by: SaidBy | None = None
     said_after: Instant | None = None
     said_before: Instant | None = None
+    # Leave out entries a later live entry supersedes (they are served, marked, otherwise).
+    exclude_superseded: bool = False
     limit: int = Field(default=100, ge=1, le=MAX_LIST_LIMIT)
     offset: int = Field(default=0, ge=0, le=MAX_QUERY_OFFSET)
 

@@ -57,6 +57,8 @@ class SearchRequest(WireModel):
     said_by: SaidBy | None = None
     said_after: Instant | None = None
     said_before: Instant | None = None
+    # Leave out entries a later live entry supersedes (served, marked, otherwise).
+    exclude_superseded: bool = False
 
     def filters(self) -> MemoryQuery:
         return MemoryQuery(
@@ -70,6 +72,7 @@ class SearchRequest(WireModel):
             said_by=self.said_by,
             said_after=self.said_after,
             said_before=self.said_before,
+            exclude_superseded=self.exclude_superseded,
         )
 
 

@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.consolidation.corpus import read_corpus
 from memory.consolidation.planner import Cluster, Plan, PlanEntry, plan_pass
+from memory.consolidation.update_links import record_updates
 from memory.cpu_work import on_loop
 from memory.entries.content import rewrite_contents
 from memory.entries.lineage import MERGED_INTO
@@ -101,7 +102,7 @@ async def consolidate(
     pass_id = pass_id_for(ref, request.run_key)
     entries = await read_corpus(connection, ref, now)
     progress({"phase": "read", "entries": len(entries)})
-    planner = functools.partial(plan_pass, paraphrases=request.paraphrases)
+    planner = functools.partial(plan_pass, paraphrases=request.paraphrases, updates=request.updates)
     # A small pass plans on the loop, a large one in a thread (memory/cpu_work.py).
     plan = (
         planner(entries, progress)
@@ -111,6 +112,7 @@ async def consolidate(
     applied = await _apply(connection, ref, plan, entries, pass_id, now, secrets, links)
     if rewritten is not None:
         rewritten.update(applied.rewritten)
+    updated = await record_updates(connection, ref, plan, entries, applied.clusters, pass_id, now)
     conflicts = await _record_conflicts(connection, ref, plan, pass_id, now)
     removed = [i for c in applied.clusters for i in (*c.merged, *c.superseded)]
     merged_ids = tuple(sorted(removed)) if len(removed) <= MAX_EVENT_MERGED_IDS else None
@@ -124,10 +126,17 @@ async def consolidate(
         pass_id=pass_id,
         merged_count=sum(len(c.merged) for c in applied.clusters),
         superseded_count=sum(len(c.superseded) for c in applied.clusters),
+        updated_count=len(updated),
         conflict_count=len(conflicts),
     )
     pending = [
         *applied.events,
+        *(
+            long_term_update(
+                ref, older, version, "superseded", intent=links.digest(ref.tenant, intent)
+            )
+            for older, version, intent in updated
+        ),
         *(
             PendingEvent(
                 EventType.MEMORY_CONFLICT,
@@ -154,6 +163,7 @@ async def consolidate(
         output_count=output_count,
         merged_count=consolidated.merged_count or 0,
         superseded_count=consolidated.superseded_count or 0,
+        updated_count=len(updated),
         survivors_changed=len(applied.clusters),
         conflict_count=len(conflicts),
         skipped_clusters=applied.skipped,

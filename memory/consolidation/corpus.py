@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.consolidation.planner import PlanEntry, slot_of
 from memory.entries.rows import live
+from memory.entries.said import said_or_written
 from memory.storage import tables
 from memory.storage.tenant_scope import scoped
 from schemas.memory_entry import Tier
@@ -37,6 +38,8 @@ async def read_corpus(
                 ENTRIES.c.key,
                 ENTRIES.c.corroboration,
                 ENTRIES.c.expires_at,
+                said_or_written(ENTRIES).label("said_at"),
+                ENTRIES.c.written_order,
             )
             .where(scoped(ENTRIES, ref), live(now), ENTRIES.c.tier.in_(LONG_TERM_TIERS))
             .order_by(ENTRIES.c.id)
@@ -55,6 +58,8 @@ async def read_corpus(
             corroboration=row.corroboration,
             expires_at=row.expires_at,
             merged_texts=tuple(merged.get(row.id, ())),
+            said_at=row.said_at,
+            written_order=row.written_order or 0,
         )
         for row in rows
     ]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory.sameness.candidates import candidate_pairs, conflict_pairs, signatures
-from memory.sameness.conflict_guard import ConflictKind, compare, conflict_kinds
+from memory.sameness.conflict_guard import compare, conflict_kinds
 from memory.sameness.fact_text import FactText, read_fact_text
 from memory.sameness.paraphrase import (
     PARAPHRASES_BY_DEFAULT,
@@ -30,6 +30,14 @@ from memory.sameness.paraphrase import (
     sentence_vectors,
 )
 from memory.sameness.paraphrase import paraphrases as is_paraphrase
+from memory.sameness.update_candidates import update_candidates
+from memory.sameness.updates import (
+    Relation,
+    UpdateFacts,
+    decide,
+    read_update_facts,
+    readable,
+)
 
 # A union joining clusters with more distinct fact signatures than this, pairwise, is
 # refused (a missed merge) rather than checked pair by pair.
@@ -67,6 +75,10 @@ class PlanEntry:
     expires_at: datetime | None = None
     # Texts merged into this entry by earlier passes: a merge must agree with them too.
     merged_texts: tuple[str, ...] = ()
+    # When it was said (saidAt, else when written) and its place in the write order:
+    # which of two entries is the later value of a fact.
+    said_at: datetime | None = None
+    written_order: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,7 +93,18 @@ class Cluster:
 class ConflictPair:
     first: str
     second: str
-    kinds: tuple[ConflictKind, ...]
+    # ConflictKind values, or the ValueKind values of an update the rules left open.
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class UpdateLink:
+    """``newer`` states another value of ``older``'s fact: ``older`` is superseded by it
+    (both stay live)."""
+
+    older: str
+    newer: str
+    kinds: tuple[str, ...]
 
 
 @dataclass
@@ -89,6 +112,7 @@ class Plan:
     input_count: int
     clusters: list[Cluster] = field(default_factory=list)
     conflicts: list[ConflictPair] = field(default_factory=list)
+    updates: list[UpdateLink] = field(default_factory=list)
     rounds: int = 0
     pairs_checked: int = 0
 
@@ -169,10 +193,12 @@ def plan_pass(
     progress: Progress = lambda details: None,
     *,
     paraphrases: bool = PARAPHRASES_BY_DEFAULT,
+    updates: bool = True,
 ) -> Plan:
     """``paraphrases``: also merge texts that say the same in other words
     (memory/sameness/paraphrase.py); off by default (docs/consolidation.md has its
-    figures on public data)."""
+    figures on public data). ``updates``: link later values of a fact to earlier ones
+    (memory/sameness/updates.py)."""
     if len(entries) < 2:
         # Nothing to pair: a first dream's consolidation sees only the entry it just
         # distilled, whose reading would cost more than the rest of the pass.
@@ -217,7 +243,52 @@ def plan_pass(
         verdict = compare(facts[i], facts[j])
         if verdict.conflict and not same_slot:
             plan.conflicts.append(ConflictPair(entries[i].id, entries[j].id, verdict.conflicts))
+    if updates:
+        _plan_updates(entries, facts, alive, plan)
+        progress({"phase": "updates", "updated": len(plan.updates)})
     return plan
+
+
+def _said(entry: PlanEntry) -> tuple[object, ...]:
+    """Said-later order (larger is later): when said, then the write order."""
+    return ((entry.said_at or entry.updated_at).timestamp(), entry.written_order)
+
+
+def _plan_updates(
+    entries: Sequence[PlanEntry], facts: Sequence[FactText], alive: Sequence[int], plan: Plan
+) -> None:
+    """Update links among the live entries (after merging): a supersession where the
+    rules are sure, a conflict where they are not (recorded once, by id order, unless the
+    look-alike rule recorded it already); never between holders of one key slot, which
+    supersession by key resolves."""
+    update_facts: list[UpdateFacts | None] = [None] * len(entries)
+    for i in alive:
+        says = readable(entries[i].content)
+        update_facts[i] = read_update_facts(says, facts[i] if says == entries[i].content else None)
+    said = [_said(e) for e in entries]
+    conflicted = {(c.first, c.second): n for n, c in enumerate(plan.conflicts)}
+    dropped: set[int] = set()
+    for older, newer in update_candidates(update_facts, alive, said):
+        slot = entries[older].slot
+        if slot is not None and slot == entries[newer].slot:
+            continue
+        old_facts, new_facts = update_facts[older], update_facts[newer]
+        assert old_facts is not None and new_facts is not None
+        verdict = decide(old_facts, new_facts)
+        if verdict.relation is None:
+            continue
+        kinds = tuple(str(kind) for kind in verdict.kinds)
+        first, second = sorted((entries[older].id, entries[newer].id))
+        pair = (first, second)
+        if verdict.relation is Relation.SUPERSEDES:
+            plan.updates.append(UpdateLink(entries[older].id, entries[newer].id, kinds))
+            if pair in conflicted:
+                dropped.add(conflicted[pair])  # settled: an update, not a dispute
+        elif pair not in conflicted:
+            conflicted[pair] = len(plan.conflicts)
+            plan.conflicts.append(ConflictPair(first, second, kinds))
+    if dropped:
+        plan.conflicts = [c for n, c in enumerate(plan.conflicts) if n not in dropped]
 
 
 def _reporter(

@@ -1,7 +1,8 @@
 """Undo a consolidation pass, and the audit reads: what a pass marked, which conflicts
 are open.
 
-Undo brings every row the pass marked back (unmarked, visible again), takes the merged
+Undo brings every row the pass marked back (unmarked, visible again), removes the update
+links it recorded (their older entries are current again), takes the merged
 entries' corroboration off their survivors, and removes the merged-into lineage, in one
 transaction serialised with passes of the memoryRef. Tags a survivor gained stay, and a
 redaction made by the pass stays (SR-1 is never undone). It is refused whole, changing
@@ -32,6 +33,7 @@ from schemas.memory_ref import MemoryRef
 ENTRIES = tables.entries
 CONSOLIDATION_PASSES = tables.consolidation_passes
 CONFLICTS = tables.conflicts
+UPDATES = tables.updates
 LINEAGE = tables.lineage
 
 
@@ -124,6 +126,23 @@ async def undo_pass(
             ),
             [{"b_id": i, "b_returned": n} for i, n in sorted(returned.items())],
         )
+    # The pass's update links go: the entries they marked superseded are current again.
+    unlinked = (
+        await connection.execute(
+            delete(UPDATES)
+            .where(scoped(UPDATES, ref), UPDATES.c.pass_id == pass_id)
+            .returning(UPDATES.c.older_id)
+        )
+    ).scalars()
+    unmarked = (
+        await connection.execute(
+            select(ENTRIES.c.id, ENTRIES.c.version, intent_id_column(ENTRIES))
+            .where(
+                scoped(ENTRIES, ref), ENTRIES.c.id == any_(texts("unmarked", sorted(set(unlinked))))
+            )
+            .order_by(ENTRIES.c.id)
+        )
+    ).all()
     pending = [
         long_term_update(
             ref,
@@ -132,7 +151,7 @@ async def undo_pass(
             "consolidation-undone",
             intent=links.digest(ref.tenant, row.intent_id),
         )
-        for row in marked
+        for row in (*marked, *unmarked)
     ]
     if pending:
         await append_events(connection, ref, pending, now)
@@ -146,6 +165,7 @@ async def undo_pass(
         pass_id=pass_id,
         restored=len(restored),
         survivors_changed=len(returned),
+        unmarked=len(unmarked),
     )
 
 
@@ -169,7 +189,7 @@ async def superseded_entries(
     if pass_id is not None:
         query = query.where(ENTRIES.c.consolidation_pass == pass_id)
     rows = (await connection.execute(query)).all()
-    return [
+    marked = [
         SupersededEntry(
             id=row.id,
             superseded_by=row.superseded_by,
@@ -180,6 +200,47 @@ async def superseded_entries(
             key=row.key,
         )
         for row in rows
+    ]
+    return sorted(
+        [*marked, *await _updated_entries(connection, ref, pass_id, limit)],
+        key=lambda entry: (entry.superseded_at, entry.id),
+    )[:limit]
+
+
+async def _updated_entries(
+    connection: AsyncConnection, ref: MemoryRef, pass_id: str | None, limit: int
+) -> list[SupersededEntry]:
+    """Entries marked updated by a later one (still live), with the pass that found it."""
+    query = (
+        select(
+            UPDATES.c.older_id,
+            UPDATES.c.newer_id,
+            UPDATES.c.pass_id,
+            UPDATES.c.recorded_at,
+            ENTRIES.c.namespace,
+            ENTRIES.c.key,
+        )
+        .join(
+            ENTRIES,
+            and_(ENTRIES.c.memory_ref == UPDATES.c.memory_ref, ENTRIES.c.id == UPDATES.c.older_id),
+        )
+        .where(scoped(UPDATES, ref))
+        .order_by(UPDATES.c.recorded_at, UPDATES.c.older_id, UPDATES.c.newer_id)
+        .limit(limit)
+    )
+    if pass_id is not None:
+        query = query.where(UPDATES.c.pass_id == pass_id)
+    return [
+        SupersededEntry(
+            id=row.older_id,
+            superseded_by=row.newer_id,
+            reason="updated",
+            pass_id=row.pass_id,
+            superseded_at=row.recorded_at,
+            namespace=row.namespace,
+            key=row.key,
+        )
+        for row in (await connection.execute(query)).all()
     ]
 
 

@@ -12,13 +12,14 @@ content_checksum.py) and every derived index of the entry in the same transactio
   by checksum) is stored; every other vector of the entry is deleted, so none outlives
   the text it was computed from (memory/indexes/vectors.py). An entry left without one
   is embedded by the caller right after the commit or by the catch-up, never served
-  stale: search joins vectors on the checksum.
+  stale: search joins vectors on the checksum;
+- update links (memory/indexes/update_links.py): which entry supersedes or conflicts with
+  which, read from both texts by a consolidation pass; a rewritten entry's links go (a
+  new entry has none).
 
-The next derived indexes (update links) join ``_bring_indexes_in_step`` and
-``insert_entries`` and are then kept by every path at once. No other module inserts an
-entry or writes ``content`` or ``content_sha256`` (tests/architecture/test_one_writer.py),
-and every test's database is checked for an index row out of step with its entry's
-content (tests/conftest.py, tests/support/scan.py).
+No other module inserts an entry or writes ``content`` or ``content_sha256``
+(tests/architecture/test_one_writer.py), and every test's database is checked for an
+index row out of step with its entry's content (tests/conftest.py, tests/support/scan.py).
 
 Content arrives here already through the SR-1 chokepoint (memory/redaction/): what is
 written is exactly what was redacted.
@@ -36,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.indexes.content_checksum import content_checksum
 from memory.indexes.terms import replace_terms, store_terms
+from memory.indexes.update_links import drop_update_links
 from memory.indexes.vectors import ComputedVectors, drop_stale_vectors, store_vectors
 from memory.storage import tables
 from memory.storage.tenant_scope import scoped
@@ -143,9 +145,10 @@ async def _bring_indexes_in_step(
 ) -> None:
     """Every derived index of entries whose content was just rewritten: their term
     postings are read again from the new content; each vector computed for the new
-    content is stored, every vector of older content goes."""
+    content is stored, every vector of older content goes; their update links go."""
     ids = [str(row["id"]) for row in rows]
     await replace_terms(connection, ref, ids)
+    await drop_update_links(connection, ref, ids)
     scoped_rows = [{"tenant": ref.tenant, "memory_ref": str(ref), **row} for row in rows]
     await store_vectors(connection, scoped_rows, vectors, now)
     await drop_stale_vectors(connection, ref, ids)

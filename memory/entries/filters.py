@@ -14,9 +14,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, func
+from sqlalchemy import ColumnElement, and_, bindparam, exists, select
 
 from memory.entries.rows import live
+from memory.entries.said import said_or_written
 from memory.storage import tables
 from memory.storage.tenant_scope import scope_params, scoped, scoped_by_params
 from schemas.memory_entry import MemoryQuery
@@ -36,9 +37,26 @@ def like_prefix(prefix: str) -> str:
     )
 
 
-def _said() -> ColumnElement[datetime]:
-    """When the content was said: the writer's metadata.saidAt, else when it was written."""
-    return func.coalesce(ENTRIES.c.said_at, ENTRIES.c.created_at)
+UPDATES = tables.updates
+NEWER = ENTRIES.alias("newer")
+
+
+def _not_superseded(_: object) -> ColumnElement[bool]:
+    """No live entry supersedes this one (memory_updates; the older of a changed fact
+    stays live and is otherwise served, marked)."""
+    return ~exists(
+        select(UPDATES.c.older_id)
+        .join(
+            NEWER,
+            and_(NEWER.c.memory_ref == UPDATES.c.memory_ref, NEWER.c.id == UPDATES.c.newer_id),
+        )
+        .where(
+            UPDATES.c.tenant == ENTRIES.c.tenant,
+            UPDATES.c.memory_ref == ENTRIES.c.memory_ref,
+            UPDATES.c.older_id == ENTRIES.c.id,
+            NEWER.c.invalidated_at.is_(None),
+        )
+    )
 
 
 # name -> (the query's value for it, None when the filter is off; the clause over a value)
@@ -57,12 +75,13 @@ _FILTERS: dict[str, tuple[Callable[[MemoryQuery], Any], Callable[[Any], ColumnEl
     "updated_after": (lambda q: q.updated_after, lambda v: ENTRIES.c.updated_at > v),
     "updated_before": (lambda q: q.updated_before, lambda v: ENTRIES.c.updated_at < v),
     "said_by": (lambda q: q.said_by, lambda v: ENTRIES.c.said_by == v),
-    "said_after": (lambda q: q.said_after, lambda v: _said() > v),
-    "said_before": (lambda q: q.said_before, lambda v: _said() < v),
+    "said_after": (lambda q: q.said_after, lambda v: said_or_written(ENTRIES) > v),
+    "said_before": (lambda q: q.said_before, lambda v: said_or_written(ENTRIES) < v),
+    "exclude_superseded": (lambda q: True if q.exclude_superseded else None, _not_superseded),
 }
 # Filters whose value is written into the statement, not bound: ``pinned IS true`` takes
 # no parameter, and two values make two shapes.
-_IN_SHAPE = frozenset({"pinned"})
+_IN_SHAPE = frozenset({"pinned", "exclude_superseded"})
 
 Shape = tuple[tuple[str, object], ...]
 

@@ -108,10 +108,12 @@ def _instant(value: datetime) -> datetime:
 _BUILDABLE: set[type[BaseModel]] = set()
 
 
-def unchecked(model: type[M], values: dict[str, Any]) -> M:
+def unchecked(model: type[M], values: dict[str, Any], defaults: dict[str, Any] | None = None) -> M:
     """``model`` holding ``values`` (every field, in declaration order) without
     validation; what ``model.model_construct`` makes, at a quarter of its cost. Only for
-    values already of the declared types, from a source that validated them."""
+    values already of the declared types, from a source that validated them.
+    ``defaults``: the remaining fields at their default values (not in the fields set,
+    as validation leaves them)."""
     if model not in _BUILDABLE:
         # What this leaves out, the model must not need: private attributes or a
         # post-init hook would go unset.
@@ -119,7 +121,7 @@ def unchecked(model: type[M], values: dict[str, Any]) -> M:
             raise TypeError(f"{model.__name__} cannot be built unchecked")
         _BUILDABLE.add(model)
     instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", values)
+    object.__setattr__(instance, "__dict__", {**values, **defaults} if defaults else values)
     object.__setattr__(instance, "__pydantic_fields_set__", set(values))
     object.__setattr__(instance, "__pydantic_extra__", None)
     object.__setattr__(instance, "__pydantic_private__", None)
@@ -143,6 +145,10 @@ def stored_memory_entry(row: Mapping[str, Any]) -> MemoryEntry:
     return unchecked(MemoryEntry, _openwop_fields(row))
 
 
+# The update marks a read sets when it has any (memory/search/update_marks.py).
+_UNMARKED = {"superseded_by": None, "conflicts_with": None}
+
+
 def stored_host_entry(row: Mapping[str, Any]) -> HostMemoryEntry:
     """The HostMemoryEntry of a stored row holding HOST_ENTRY_COLUMNS."""
     attribution = row["attribution"]
@@ -164,4 +170,5 @@ def stored_host_entry(row: Mapping[str, Any]) -> HostMemoryEntry:
             "last_accessed_at": _instant(row["last_accessed_at"]),
             "content_sha256": row["content_sha256"],
         },
+        _UNMARKED,
     )

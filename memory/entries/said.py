@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
+from sqlalchemy import ColumnElement, FromClause, func
 
 from schemas.errors import InvalidInput
 from schemas.memory_entry import SaidBy
@@ -26,6 +27,12 @@ SAID_BY_KEY = "saidBy"
 _SAID_BY = TypeAdapter(SaidBy)
 _SAID_AT_RULE = "must be an ISO-8601 instant with a UTC offset, e.g. 2023-05-08T13:56:00Z"
 _SAID_BY_RULE = "must be a name of 1 to 200 characters, without control characters"
+
+
+def said_or_written(table: FromClause) -> ColumnElement[datetime]:
+    """When an entry of ``table`` (memory_entries or an alias of it) was said: the
+    writer's metadata.saidAt, else when it was written."""
+    return func.coalesce(table.c.said_at, table.c.created_at)
 
 
 def said_columns(metadata: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,8 +45,8 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.sql import ColumnElement, FromClause
 
+from memory.entries.said import said_or_written
 from memory.search.hits import Ranked, best_first
 from memory.storage import tables
 from memory.storage.prepared import DriverConnection, Prepared
@@ -61,10 +61,6 @@ SOURCE, BESIDE = ENTRIES.alias("source"), ENTRIES.alias("beside")
 SITTING = timedelta(hours=1)
 
 
-def _said(table: FromClause) -> ColumnElement[datetime]:
-    return func.coalesce(table.c.said_at, table.c.created_at)
-
-
 def _statement() -> Prepared:
     """Each of ``sources``' neighbours said within ``sitting`` of it."""
     given = select(func.unnest(bindparam("sources", type_=ARRAY(Text))).label("id")).subquery(
@@ -74,7 +70,7 @@ def _statement() -> Prepared:
     def adjacent(before: bool) -> Select[tuple[str, datetime]]:
         order = BESIDE.c.written_order
         return (
-            select(BESIDE.c.id, _said(BESIDE).label("said"))
+            select(BESIDE.c.id, said_or_written(BESIDE).label("said"))
             .where(
                 # The memoryRef alone (it names its tenant, and the source row is scoped
                 # by both): with the tenant too, a plan made before a fresh table's
@@ -98,7 +94,11 @@ def _statement() -> Prepared:
         .select_from(given)
         .join(SOURCE, and_(scoped_by_params(SOURCE), SOURCE.c.id == given.c.id))
         .join(sides, true())
-        .where(sides.c.said.between(_said(SOURCE) - sitting, _said(SOURCE) + sitting))
+        .where(
+            sides.c.said.between(
+                said_or_written(SOURCE) - sitting, said_or_written(SOURCE) + sitting
+            )
+        )
     )
 
 

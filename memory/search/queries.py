@@ -42,6 +42,7 @@ from memory.input_gate import (
 )
 from memory.search.ranking import EntrySearch
 from memory.search.read_budget import within_budget
+from memory.search.update_marks import read_marks
 from memory.storage import tables
 from memory.storage.database import Database
 from memory.storage.prepared import Prepared
@@ -205,11 +206,13 @@ class EntryQueries:
         checked = read_query(query)
         if checked is None:
             return []
-        values = filter_values(ref, checked, self.db.now())
+        now = self.db.now()
+        values = filter_values(ref, checked, now)
         values.update(limit=checked.limit, offset=checked.offset)
         async with self.db.driver() as connection:
             rows = await connection.fetch(_query_statement(filter_shape(checked)), values)
-        return [stored_host_entry(row) for row in rows]
+            marks = await read_marks(connection, ref, [row["id"] for row in rows], now)
+        return [marks.mark(stored_host_entry(row)) for row in rows]
 
     async def count(self, ref: MemoryRef, query: MemoryQuery | None = None) -> int:
         checked = read_query(query or MemoryQuery())

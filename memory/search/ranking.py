@@ -46,6 +46,13 @@ from memory.input_gate import checked, read_query
 from memory.search.context import ScoreUnfound, with_context
 from memory.search.hits import LegHit, Ranked, best_first
 from memory.search.lexical import lexical_ranking, lexical_scores
+from memory.search.update_marks import (
+    NO_MARKS,
+    Marks,
+    admitted_partners,
+    newest_first,
+    read_marks,
+)
 from memory.storage import tables
 from memory.storage.database import Database
 from memory.storage.prepared import DriverConnection, Prepared, sql_string
@@ -112,12 +119,12 @@ class EntrySearch:
         mode = request.mode
         if mode is SearchMode.SEMANTIC and not self.semantic:
             raise InvalidInput("mode", "'semantic' needs an embedding model; this host has none")
-        ranked, rows = await self.rank(
+        ranked, rows, marks = await self.ranking(
             ref, request.query, request.filters(), request.limit, mode, HOST_ENTRY_COLUMNS
         )
         hits = tuple(
             SearchHit(
-                entry=stored_host_entry(rows[hit.id]),
+                entry=marks.mark(stored_host_entry(rows[hit.id])),
                 score=hit.score,
                 text_rank=hit.text_rank,
                 vector_rank=hit.vector_rank,
@@ -137,12 +144,27 @@ class EntrySearch:
         mode: SearchMode = SearchMode.HYBRID,
         columns: Sequence[ColumnElement[Any]] = (),
     ) -> tuple[list[Ranked], dict[str, Record]]:
-        """The fused ranking of the entries ``filters`` admit, best first, at most
-        ``limit`` long, and ``columns`` (id included) of those entries by id, read in the
-        same snapshot (an entry that stopped being live meanwhile is not among them)."""
+        """``ranking`` without the marks."""
+        ranked, rows, _ = await self.ranking(ref, query, filters, limit, mode, columns)
+        return ranked, rows
+
+    async def ranking(
+        self,
+        ref: MemoryRef,
+        query: str,
+        filters: MemoryQuery,
+        limit: int,
+        mode: SearchMode = SearchMode.HYBRID,
+        columns: Sequence[ColumnElement[Any]] = (),
+    ) -> tuple[list[Ranked], dict[str, Record], Marks]:
+        """The fused ranking of the entries ``filters`` admit, best first but each
+        changed fact's newer value right before its older one (memory/search/
+        update_marks.py), at most ``limit`` long; ``columns`` (id included) of those
+        entries by id, read in the same snapshot (an entry that stopped being live
+        meanwhile is not among them); and the entries' update marks."""
         admitted = read_query(filters)
         if admitted is None:
-            return [], {}
+            return [], {}, NO_MARKS
         depth = max(MIN_DEPTH, limit)
         query_vector = None
         if mode is not SearchMode.TEXT and self.semantic:
@@ -181,8 +203,17 @@ class EntrySearch:
                 else None
             )
             ranked = (await with_context(connection, ref, ranked, score_unfound))[:limit]
+            marks = await read_marks(connection, ref, [hit.id for hit in ranked], now)
+            if marks.partners:
+                shape = filter_shape(admitted)
+                pulled = await admitted_partners(
+                    connection, ref, admitted, shape, marks, ranked, now
+                )
+                ranked = newest_first(ranked, marks, pulled)[:limit]
+                if pulled:
+                    marks = await read_marks(connection, ref, [hit.id for hit in ranked], now)
             rows = await _read(connection, ref, ranked, columns, now) if columns else {}
-        return ranked, rows
+        return ranked, rows, marks
 
     async def _vector_leg(
         self,

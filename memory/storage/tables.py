@@ -305,6 +305,20 @@ conflicts = Table(
     Column("detected_at", DateTime(timezone=True), nullable=False),
 )
 
+# A later entry superseding an older one of the same fact (migration 0026).
+updates = Table(
+    "memory_updates",
+    metadata,
+    Column("tenant", Text, nullable=False),
+    Column("memory_ref", Text, primary_key=True),
+    Column("older_id", Text, primary_key=True),
+    Column("newer_id", Text, primary_key=True),
+    Column("basis", Text, nullable=False),
+    Column("kinds", ARRAY(Text), nullable=False),
+    Column("pass_id", Text),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+)
+
 # Inferred commitments (migration 0009).
 commitments = Table(
     "commitments",

@@ -1,0 +1,88 @@
+"""Recording what a pass found updated: a later entry stating another value of an older
+one's fact (memory/sameness/updates.py). Both stay live; the link marks the older as
+superseded by the newer for every read (memory/search/update_marks.py).
+
+A link is recorded only when both of its entries are as the plan read them (claimed
+FOR UPDATE, at the planned version, or the next one for a survivor this pass
+strengthened), so an entry edited or forgotten while the pass ran is never linked by a
+reading of its old text. Recorded once: a second pass finds the same links and records
+nothing new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import any_, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory.consolidation.planner import Cluster, Plan, PlanEntry
+from memory.keyed_ids.intent_links import intent_id_column
+from memory.storage import tables
+from memory.storage.sql_arrays import texts
+from memory.storage.tenant_scope import scoped
+from schemas.memory_ref import MemoryRef
+
+ENTRIES = tables.entries
+RULE = "rule"
+
+
+async def record_updates(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    plan: Plan,
+    entries: Sequence[PlanEntry],
+    applied: Sequence[Cluster],
+    pass_id: str,
+    now: datetime,
+) -> list[tuple[str, int, object]]:
+    """Insert the plan's update links whose entries are still as planned; returns each
+    newly superseded entry once: (id, version, its intent link column)."""
+    if not plan.updates:
+        return []
+    planned = {e.id: e.version for e in entries}
+    strengthened = {c.survivor for c in applied}
+    removed = {i for c in applied for i in (*c.merged, *c.superseded)}
+    ids = sorted({i for link in plan.updates for i in (link.older, link.newer)})
+    current = {
+        row.id: row
+        for row in (
+            await connection.execute(
+                select(ENTRIES.c.id, ENTRIES.c.version, ENTRIES.c.invalidated_at)
+                .add_columns(intent_id_column(ENTRIES))
+                .where(scoped(ENTRIES, ref), ENTRIES.c.id == any_(texts("claimed", ids)))
+                .with_for_update()
+            )
+        ).all()
+    }
+
+    def as_planned(entry_id: str) -> bool:
+        row = current.get(entry_id)
+        expected = planned[entry_id] + (entry_id in strengthened)
+        return (
+            row is not None
+            and row.invalidated_at is None
+            and entry_id not in removed
+            and row.version == expected
+        )
+
+    links = [link for link in plan.updates if as_planned(link.older) and as_planned(link.newer)]
+    if not links:
+        return []
+    inserted = await connection.execute(
+        text(
+            "INSERT INTO memory_updates (tenant, memory_ref, older_id, newer_id, basis, kinds, "
+            "pass_id, recorded_at) SELECT :tenant, :ref, v.older, v.newer, :basis, "
+            "string_to_array(v.kinds, ','), :pass_id, :now "
+            "FROM unnest(:olders, :newers, :kinds) AS v(older, newer, kinds) "
+            "ON CONFLICT DO NOTHING RETURNING older_id"
+        ).bindparams(
+            texts("olders", [link.older for link in links]),
+            texts("newers", [link.newer for link in links]),
+            texts("kinds", [",".join(link.kinds) for link in links]),
+        ),
+        {"tenant": ref.tenant, "ref": str(ref), "basis": RULE, "pass_id": pass_id, "now": now},
+    )
+    superseded = sorted(set(inserted.scalars()))
+    return [(i, current[i].version, current[i].intent_id) for i in superseded]

@@ -1,0 +1,239 @@
+"""Whether a later fact updates an earlier one: deterministic rules, no model.
+
+Two texts are about **the same subject** when they share a subject word (a content word
+that spells no value and is not a word of change or of the attribute itself:
+"standup", "Atlas", "OPS-412", the speaker's "I"/"my"), and the later text's subject
+words cover the earlier's (or half of them, when a name or identifier is shared). They
+state **the same attribute with another value** when exactly one kind of value differs
+(memory/sameness/stated_values.py: a time or date, a status, a priority, a diet, an
+address or place, a number, an identifier, or the person holding a role), both texts
+stating one; a negation may come and go with it ("no longer vegetarian").
+
+- **supersedes**: the same subject, one kind of value changed, and the later text
+  carries a word of change the earlier does not ("now", "moves to", "no longer",
+  "instead", "pushed back", "raised to", "correction", "from now on", ...);
+- **conflicts**: the same subject and one kind of value changed, without such a word,
+  or with the subject only partly covered: the rules cannot tell an update from two
+  facts, so both stay, both flagged; for a person, only when a word of role is there
+  ("leads", "owner"): "Alice approves refunds" / "Carol approves refunds" are two facts;
+- nothing otherwise: two kinds changed (another ticket and another status is another
+  ticket), other names or identifiers than the changed value, or nothing shared.
+
+Never a merge: these decisions only link two entries that both stay.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache, lru_cache
+
+import snowballstemmer
+
+from memory.sameness.fact_text import STOPWORDS, FactText, read_fact_text
+from memory.sameness.fillers import filler_end
+from memory.sameness.stated_values import StatedValues, ValueKind, read_values
+from memory.sameness.update_words import CUE, NOT_SUBJECT, OLD_VALUE, ROLE_WORDS, SELF, cue_key
+
+# Past this many content words a text holds several facts; one kind changing among
+# them says little about which.
+MAX_CONTENT_WORDS = 40
+# Share of the earlier text's subject words the later must hold for a supersession when
+# an identifier ties them (otherwise all of them).
+PARTIAL_COVER = 0.5
+
+
+class Relation(StrEnum):
+    SUPERSEDES = "supersedes"
+    CONFLICTS = "conflicts"
+
+
+_CAPITALISED = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+_POSSESSIVE = re.compile(r"['\u2019]s?$")
+_SENTENCE_END = re.compile(r"[.!?:;\n]\s*$")
+
+
+def _persons(body: str, consumed: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """Capitalised words (case-folded): all of them, and those inside a sentence (surely
+    names). "Washington's" counts, which the fact reading leaves out."""
+    every, inside = set(), set()
+    for match in _CAPITALISED.finditer(body):
+        word = _POSSESSIVE.sub("", match.group())
+        if not word.isalpha() or not word[0].isupper() or (len(word) > 1 and word.isupper()):
+            continue  # a number or an identifier ("Q3", "OPS-412"), an acronym, "I"
+        folded = word.casefold()
+        if folded in consumed or folded in NOT_SUBJECT or folded in SELF or folded in STOPWORDS:
+            continue
+        every.add(folded)
+        before = body[: match.start()]
+        if before.strip() and not _SENTENCE_END.search(before):
+            inside.add(folded)
+    return frozenset(every), frozenset(inside)
+
+
+@cache
+def _stemmer() -> snowballstemmer.stemmer:
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    # A memoryRef's vocabulary is small beside its entries: most words repeat.
+    return str(_stemmer().stemWord(word))
+
+
+@dataclass(frozen=True)
+class UpdateFacts:
+    """What update detection reads from one text, once."""
+
+    fact: FactText
+    values: StatedValues
+    # Stemmed subject words ("@self" for the speaker).
+    subject: frozenset[str]
+    # Names and identifiers outside any value: who or what the fact is about.
+    identity: frozenset[str]
+    # Capitalised words that may name a person holding a role (case-folded), and those
+    # inside a sentence (surely names).
+    persons: frozenset[str]
+    names: frozenset[str]
+    cues: frozenset[str]
+    roles: bool
+    long: bool
+
+
+def readable(content: str) -> str:
+    """What an entry says: a JSON object's string values (an OpenIntent ``value`` is
+    stored as its canonical JSON, whose keys and braces say nothing about the fact),
+    otherwise the content itself."""
+    if not content.startswith("{"):
+        return content
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return content
+    strings: list[str] = []
+
+    def collect(item: object) -> None:
+        if isinstance(item, str):
+            strings.append(item)
+        elif isinstance(item, dict):
+            for inner in item.values():
+                collect(inner)
+        elif isinstance(item, list):
+            for inner in item:
+                collect(inner)
+
+    collect(value)
+    return ". ".join(strings) if strings else content
+
+
+def read_update_facts(text: str, fact: FactText | None = None) -> UpdateFacts:
+    """``text``: what the entry says (``readable``); ``fact``: its reading, if made."""
+    fact = fact or read_fact_text(text)
+    # Read on the whole text: an opening "Update:" or "Correction:" is the cue.
+    cues = frozenset(cue_key(m.group()) for m in CUE.finditer(text))
+    # The values are read without the one it names as replaced ("changed from 4").
+    stated = OLD_VALUE.sub(" ", text) if cues else text
+    values = read_values(stated, fact if stated == text else read_fact_text(stated))
+    body = stated[filler_end(stated) :]
+    cue_words = {w for cue in cues for w in re.findall(r"[^\W_]+", cue)}
+    subject = set()
+    for word in re.findall(r"[^\W_]+", body.casefold()):
+        if word in SELF:
+            subject.add("@self")
+        elif (
+            word not in NOT_SUBJECT
+            and word not in values.consumed
+            and word not in cue_words
+            and word in fact.word_set
+        ):
+            subject.add(_stem(word))
+    persons, names = _persons(body, values.consumed) if fact.cased else (frozenset(), frozenset())
+    identity = (names | values.by_kind.get(ValueKind.IDENTIFIER, frozenset())) - values.consumed
+    return UpdateFacts(
+        fact=fact,
+        values=values,
+        subject=frozenset(subject),
+        identity=frozenset(identity),
+        persons=persons,
+        names=names,
+        cues=cues,
+        roles=bool(set(re.findall(r"[^\W_]+", body.casefold())) & ROLE_WORDS),
+        long=len(fact.words) > MAX_CONTENT_WORDS,
+    )
+
+
+@dataclass(frozen=True)
+class UpdateVerdict:
+    relation: Relation | None
+    kinds: tuple[ValueKind, ...] = ()
+
+
+NO_UPDATE = UpdateVerdict(None)
+
+
+def _person_values(older: UpdateFacts, newer: UpdateFacts) -> tuple[set[str], set[str]]:
+    return set(older.persons - newer.fact.word_set), set(newer.persons - older.fact.word_set)
+
+
+def _changed_kinds(older: UpdateFacts, newer: UpdateFacts) -> set[ValueKind]:
+    changed = set()
+    for kind in set(older.values.by_kind) & set(newer.values.by_kind):
+        if older.values.by_kind[kind] != newer.values.by_kind[kind]:
+            changed.add(kind)
+    # A person: a capitalised word only one text has, on both sides, one of them surely
+    # a name (inside a sentence): "Marco leads Atlas" / "Atlas's lead is now Priya".
+    old_only, new_only = _person_values(older, newer)
+    if old_only and new_only and (old_only & older.names or new_only & newer.names):
+        changed.add(ValueKind.PERSON)
+    if older.fact.negations != newer.fact.negations:
+        changed.add(ValueKind.NEGATION)
+    return changed
+
+
+def decide(older: UpdateFacts, newer: UpdateFacts) -> UpdateVerdict:
+    """The relation of ``newer`` (said later) to ``older``."""
+    if older.long or newer.long:
+        return NO_UPDATE
+    changed = _changed_kinds(older, newer)
+    kinds = changed - {ValueKind.NEGATION}
+    if len(kinds) > 1 or not changed:
+        return NO_UPDATE
+    old_only, new_only = _person_values(older, newer)
+    person_values = old_only | new_only if ValueKind.PERSON in kinds else set()
+    person_stems = {_stem(p) for p in person_values}
+    old_subject = older.subject - person_stems
+    new_subject = newer.subject - person_stems
+    shared = old_subject & new_subject
+    if not shared:
+        return NO_UPDATE
+    # Other names or identifiers than the value that changed: another subject.
+    old_identity = older.identity - person_values
+    new_identity = newer.identity - person_values
+    if ValueKind.IDENTIFIER in kinds:
+        old_identity -= older.values.by_kind[ValueKind.IDENTIFIER]
+        new_identity -= newer.values.by_kind[ValueKind.IDENTIFIER]
+    if old_identity and new_identity and not (old_identity & new_identity):
+        return NO_UPDATE
+    old_ids = older.values.by_kind.get(ValueKind.IDENTIFIER, frozenset())
+    new_ids = newer.values.by_kind.get(ValueKind.IDENTIFIER, frozenset())
+    # An identifier both state ("OPS-412") ties two texts to one subject; a shared name
+    # ties them more loosely ("Gaza" in two reports of two strikes).
+    tied_by_identifier = bool(old_ids & new_ids)
+    tied = tied_by_identifier or bool(old_identity & new_identity)
+    cover = len(shared) / len(old_subject)
+    reverse_cover = len(shared) / len(new_subject)
+    changes = newer.cues - older.cues
+    if ValueKind.PERSON in kinds and not (older.roles or newer.roles or changes):
+        return NO_UPDATE  # the same statement about someone else: another fact
+    verdict_kinds = tuple(sorted(changed))
+    if changes and (cover == 1 or (tied_by_identifier and cover >= PARTIAL_COVER)):
+        return UpdateVerdict(Relation.SUPERSEDES, verdict_kinds)
+    # One subject word for another on each side ("Alice's standup" / "Bob's standup",
+    # "the quarterly report" / "the status report") is another subject unless a name or
+    # an identifier ties them.
+    if cover == 1 or reverse_cover == 1 or tied:
+        return UpdateVerdict(Relation.CONFLICTS, verdict_kinds)
+    return NO_UPDATE
