@@ -160,3 +160,12 @@ async def test_links_follow_the_entries_through_edit_forget_and_undo(
     forgotten = await superseded_by()
     await store.forget(ref, ForgetRequest(ids=(str(forgotten),)))
     assert await superseded_by() is None, "a forgotten entry supersedes nothing"
+    async with engine.connect() as connection:
+        named = await connection.execute(
+            text(
+                "SELECT count(*) FROM memory_updates WHERE memory_ref = :ref "
+                "AND :gone IN (older_id, newer_id)"
+            ),
+            {"ref": ref, "gone": forgotten},
+        )
+        assert named.scalar_one() == 0, "a deleted entry takes its links along"

@@ -291,6 +291,35 @@ async def test_superseding_the_source_cancels_its_commitment(
     assert states[merged] == ("cancelled", "source-superseded")
 
 
+async def test_a_promise_updated_by_a_later_entry_keeps_only_the_later_one_armed(
+    book: PostgresMemoryStore, clock: Clock
+) -> None:
+    """Update detection (issue 39): "remind me Friday" followed by "move it to Saturday
+    instead" links the two; the older entry stays readable, its promise ends, so one
+    reminder fires, not two."""
+    ref = unique_ref()
+    first = await book.put(
+        ref, note("Remind me on Friday at 9:00 to call the landlord", tier=Tier.SEMANTIC)
+    )
+    clock.now = SAID + timedelta(hours=1)
+    second = await book.put(
+        ref,
+        note("Remind me on Saturday at 10:00 to call the landlord instead", tier=Tier.SEMANTIC),
+    )
+    await _infer(book, ref)
+    assert len(await book.commitments.list(ref, state="armed")) == 2
+    result = await book.consolidate(
+        ConsolidateMemoryRequest(memory_ref=parse_memory_ref(ref), run_key="r1")
+    )
+    assert result.updated_count == 1
+    states = {c.memory_id: (c.state, c.ended_reason) for c in await book.commitments.list(ref)}
+    assert states == {
+        first.id: ("cancelled", "source-updated"),
+        second.id: ("armed", None),
+    }
+    assert await book.get_entry(ref, first.id, touch=False) is not None  # kept, marked
+
+
 async def test_one_promise_stated_twice_is_armed_once(book: PostgresMemoryStore) -> None:
     """The same words with the same condition in two live entries are one promise
     (memory/commitments/scan.py: promise_key), whichever inference reads them."""
