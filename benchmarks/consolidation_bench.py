@@ -13,6 +13,13 @@ What the pass marked in the database is scored against the plant: merge precisio
 recall (same-cluster pairs), supersession, and the false-merge rate on conflict pairs.
 A second pass over the result is timed and must be a no-op.
 
+Update detection (issue 39) against today's pass in the same run: a copy of the loaded
+database (CREATE DATABASE ... TEMPLATE) gets a pass with update detection off, the
+original the pass with it on (the default), which is timed and scored; the planted
+look-alike conflicts must stay conflicts (none of them superseded by an update link),
+and every update link it records is counted (the generator plants no update, so each
+is a guess on template facts).
+
 The baseline compares every pair of a smaller corpus with the same verification
 (conflict_guard.compare), which is what consolidation without a candidate stage costs;
 its time grows with the square of the corpus, so it is measured at --baseline entries
@@ -34,7 +41,7 @@ from typing import Any
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from benchmarks.common import bench_server, fresh_database
+from benchmarks.common import bench_server, database_copy, fresh_database
 from benchmarks.consolidation_corpus import (
     PlantedCorpus,
     Scores,
@@ -174,14 +181,32 @@ async def run_size(server: Any, size: int, paraphrases: bool = False) -> dict[st
             store = PostgresMemoryStore(engine, embedder=None)
             load_s = await load(store, engine, corpus)
             print(f"  loaded {size:,} entries in {load_s:.1f} s", flush=True)
+        finally:
+            await engine.dispose()
+        # Today's pass (update detection off) on a copy of the loaded corpus.
+        async with database_copy(server, url, f"consolidation_{size}_today") as copy:
+            engine = create_engine(copy.render_as_string(hide_password=False), pool_size=2)
+            try:
+                store = PostgresMemoryStore(engine, embedder=None)
+                _, today_s = await _timed_pass(store, "today", paraphrases, updates=False)
+            finally:
+                await engine.dispose()
+        engine = create_engine(url.render_as_string(hide_password=False), pool_size=2)
+        try:
+            store = PostgresMemoryStore(engine, embedder=None)
             first, first_s = await _timed_pass(store, "first", paraphrases)
             plan = await marked_plan(engine, first.input_count)
+            links = await update_links(engine)
             second, second_s = await _timed_pass(store, "second", paraphrases)
         finally:
             await engine.dispose()
     scores = score(corpus, plan)
+    look_alikes = {frozenset((a, b)) for a, b, _ in corpus.conflict_pairs}
     return {
         "entries": size,
+        "without_updates_pass_s": round(today_s, 2),
+        "update_links": len(links),
+        "look_alikes_superseded": sum(frozenset(link) in look_alikes for link in links),
         "first_pass_s": round(first_s, 2),
         "second_pass_s": round(second_s, 2),
         "first": first.to_wire(),
@@ -202,15 +227,27 @@ async def run_size(server: Any, size: int, paraphrases: bool = False) -> dict[st
 
 
 async def _timed_pass(
-    store: PostgresMemoryStore, label: str, paraphrases: bool
+    store: PostgresMemoryStore, label: str, paraphrases: bool, *, updates: bool = True
 ) -> tuple[ConsolidationResult, float]:
     started = time.perf_counter()
     result = await store.consolidate(
         ConsolidateMemoryRequest(
-            memory_ref=REF, run_key=f"bench-{label}-{time.time()}", paraphrases=paraphrases
+            memory_ref=REF,
+            run_key=f"bench-{label}-{time.time()}",
+            paraphrases=paraphrases,
+            updates=updates,
         )
     )
     return result, time.perf_counter() - started
+
+
+async def update_links(engine: AsyncEngine) -> list[tuple[str, str]]:
+    async with engine.connect() as connection:
+        rows = await connection.execute(
+            text("SELECT older_id, newer_id FROM memory_updates WHERE memory_ref = :ref"),
+            {"ref": REF},
+        )
+        return [(row.older_id, row.newer_id) for row in rows]
 
 
 def _lines(scores: Scores) -> list[str]:
@@ -243,6 +280,13 @@ def _print_size(row: dict[str, Any]) -> None:
         f"(merged {first.get('mergedCount', 0):,}, superseded {first.get('supersededCount', 0):,}, "
         f"conflicts {first.get('conflictCount', 0):,}, pairs checked "
         f"{first.get('pairsChecked', 0):,}, rounds {first.get('rounds', 0)})"
+    )
+    ratio = row["first_pass_s"] / row["without_updates_pass_s"]
+    print(
+        f"{'':>9}  without update detection (same corpus, same run): "
+        f"{row['without_updates_pass_s']:.2f} s; with it {ratio:.2f}x; "
+        f"{row['update_links']:,} update links, {row['look_alikes_superseded']} of them "
+        f"superseding a planted look-alike"
     )
     print(
         f"{'':>9}  second pass {row['second_pass_s']:.2f} s: "

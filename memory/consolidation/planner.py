@@ -268,6 +268,8 @@ def _plan_updates(
     said = [_said(e) for e in entries]
     conflicted = {(c.first, c.second): n for n, c in enumerate(plan.conflicts)}
     dropped: set[int] = set()
+    # An open question is asked once per entry: with the latest value that disputes it.
+    disputed: dict[int, tuple[int, tuple[str, ...]]] = {}
     for older, newer in update_candidates(update_facts, alive, said):
         slot = entries[older].slot
         if slot is not None and slot == entries[newer].slot:
@@ -278,14 +280,21 @@ def _plan_updates(
         if verdict.relation is None:
             continue
         kinds = tuple(str(kind) for kind in verdict.kinds)
-        first, second = sorted((entries[older].id, entries[newer].id))
-        pair = (first, second)
         if verdict.relation is Relation.SUPERSEDES:
             plan.updates.append(UpdateLink(entries[older].id, entries[newer].id, kinds))
+            pair = tuple(sorted((entries[older].id, entries[newer].id)))
             if pair in conflicted:
                 dropped.add(conflicted[pair])  # settled: an update, not a dispute
-        elif pair not in conflicted:
-            conflicted[pair] = len(plan.conflicts)
+        elif older not in disputed or (said[newer], newer) > (
+            said[disputed[older][0]],
+            disputed[older][0],
+        ):
+            disputed[older] = (newer, kinds)
+    superseded = {link.older for link in plan.updates}
+    for older, (newer, kinds) in sorted(disputed.items()):
+        first, second = sorted((entries[older].id, entries[newer].id))
+        if entries[older].id not in superseded and (first, second) not in conflicted:
+            conflicted[(first, second)] = len(plan.conflicts)
             plan.conflicts.append(ConflictPair(first, second, kinds))
     if dropped:
         plan.conflicts = [c for n, c in enumerate(plan.conflicts) if n not in dropped]

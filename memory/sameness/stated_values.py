@@ -97,11 +97,12 @@ _STREET_TYPES = (
     "street|st|avenue|ave|road|rd|lane|ln|boulevard|blvd|drive|dr|way|court|ct|place|pl|"
     "square|sq|terrace|parkway|pkwy|highway|hwy|close|crescent|alley"
 )
+# A house number, a capitalised street name, a street type ("14 Elm Street", "220
+# Harbor Rd"): capitals keep "$27.45 from Thursday's close" from being an address.
 _STREET = re.compile(
-    rf"\b(\d{{1,6}}[a-z]?)\s+((?:[a-z][\w'.-]*\s+){{1,3}}?)(?:{_STREET_TYPES})\b\.?"
-    r"(?:,?\s+(?:apt|apartment|suite|unit|flat)\.?\s*#?\w+)?"
-    r"(?:,\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))?",
-    re.IGNORECASE,
+    rf"\b(\d{{1,6}}[a-zA-Z]?)\s+((?:[A-Z][\w'.-]*\s+){{1,3}}?)(?i:{_STREET_TYPES})\b\.?"
+    r"(?i:,?\s+(?:apt|apartment|suite|unit|flat)\.?\s*#?\w+)?"
+    r"(?:,\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))?"
 )
 _PLACE = re.compile(
     r"\b(?:lives?|living|based|located|resides?|residing|moved|moves|moving|relocated|"
@@ -151,41 +152,49 @@ def _times(text: str, consumed: set[str]) -> set[str]:
     return out
 
 
-_DATE_WORD = re.compile(
-    r"(?<![\w-])(" + "|".join(sorted(DATE_WORDS, key=len, reverse=True)) + r")(?![\w-])",
-    re.IGNORECASE,
-)
+_DATE_KEYS = frozenset(DATE_WORDS)
+_DIGIT = re.compile(r"\d")
+_WORD = re.compile(r"[^\W_]+")
 
 
-def _dates(text: str, fact: FactText, consumed: set[str]) -> set[str]:
+def _dates(text: str, words: frozenset[str], digits: bool, consumed: set[str]) -> set[str]:
     out: set[str] = set()
-    for match in _MONTH_DAY.finditer(text):
+    named = words & _DATE_KEYS
+    if not (named or digits):
+        return out
+    for match in _MONTH_DAY.finditer(text) if named and digits else ():
         month = (match.group(1) or match.group(4)).casefold()[:3]
         day = int(match.group(2) or match.group(3))
         out.add(f"{DATE_WORDS.get(month, month)}-{day:02d}")
         consumed |= _words_of(match.group())
-    for match in _ISO_DATE.finditer(text):
+    for match in _ISO_DATE.finditer(text) if digits else ():
         out.add(f"{match.group(1)}-{match.group(2)}-{match.group(3)}")
         consumed |= _words_of(match.group())
     dated_months = {value[:3] for value in out}
-    # Read here rather than from the fact: "Sunday's" is a date too.
-    for match in _DATE_WORD.finditer(text):
-        word = match.group().casefold()
+    # Read from the words rather than from the fact: "Sunday's" is a date too.
+    for word in named:
         date = DATE_WORDS[word]
         if date not in dated_months:
             out.add(date)
         consumed.add(word)
-    for match in _ORDINAL_DAY.finditer(text):
+    for match in _ORDINAL_DAY.finditer(text) if digits else ():
         if not any(value.endswith(f"-{int(match.group(1)):02d}") for value in out):
             out.add(f"day{int(match.group(1)):02d}")
         consumed |= _words_of(match.group())
     return out
 
 
+def _first_words(groups: dict[str, str]) -> frozenset[str]:
+    return frozenset(_WORD.findall(phrase)[0] for phrase in groups)
+
+
+_STATUS_FIRST, _DIET_FIRST = _first_words(STATUSES), _first_words(DIETS)
+
+
 def _phrases(
     pattern: re.Pattern[str], groups: dict[str, str], text: str, consumed: set[str]
 ) -> set[str]:
-    out = set()
+    out: set[str] = set()
     for match in pattern.finditer(text):
         phrase = " ".join(re.split(r"[\s\-]+", match.group().casefold()))
         key = phrase if phrase in groups else phrase.replace(" ", "-")
@@ -221,16 +230,138 @@ def _places(text: str, consumed: set[str]) -> set[str]:
     return out
 
 
+_NAMED_TIMES = frozenset({"noon", "midday", "midnight"})
+_PLACE_VERBS = frozenset(
+    [
+        "live",
+        "lives",
+        "living",
+        "based",
+        "located",
+        "reside",
+        "resides",
+        "residing",
+        "moved",
+        "moves",
+        "moving",
+        "relocated",
+        "relocating",
+        "relocates",
+        "stay",
+        "stays",
+        "staying",
+        "home",
+    ]
+)
+_PRIORITY_WORDS = frozenset(
+    {"priority", "priorities", "prioritised", "prioritized", "prio", "urgency"}
+)
+_NUMBER_KEYS = frozenset(NUMBER_WORDS)
+_NUMBER = re.compile(
+    r"(?<![\w.,:/-])(?P<pre>[$€£¥₹])?\s?(?P<num>\d+(?:[.,]\d{3})*(?:[.,]\d+)?)(?![\w:/-])"
+    r"(?P<pct>\s?%|\s?percent\b)?(?:\s+(?P<unit>[A-Za-z]+))?"
+    rf"|(?<![\w-])(?P<word>{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})(?![\w-])"
+    r"(?:\s+(?P<word_unit>[A-Za-z]+))?",
+    re.IGNORECASE,
+)
+_CURRENCY_WORDS = frozenset(
+    [
+        "usd",
+        "eur",
+        "gbp",
+        "jpy",
+        "chf",
+        "cad",
+        "aud",
+        "inr",
+        "cny",
+        "dollar",
+        "dollars",
+        "euro",
+        "euros",
+        "pound",
+        "pounds",
+    ]
+)
+_NOT_UNITS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "and",
+        "or",
+        "per",
+        "by",
+        "from",
+        "with",
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "pm",
+    ]
+)
+
+
+def _unit(word: str | None) -> str:
+    """What a number counts: its currency, a percentage, or the word after it ("14
+    days", "25 seats"), folded to its singular; "" when nothing says."""
+    if not word or word.casefold() in _NOT_UNITS:
+        return ""
+    folded = word.casefold()
+    if folded in _CURRENCY_WORDS:
+        return "¤"
+    return folded[:-1] if folded.endswith("s") and len(folded) > 3 else folded
+
+
+def _numbers(text: str, consumed: set[str]) -> set[str]:
+    """Numbers no time, date, address or priority took, each as "<unit>:<value>": a
+    tax rate of 6% and an invoice of $4,875 state no value of one attribute."""
+    out: set[str] = set()
+    for match in _NUMBER.finditer(text):
+        if match.group("word"):
+            word = match.group("word").casefold()
+            if word in consumed:
+                continue
+            value, unit = str(NUMBER_WORDS[word]), _unit(match.group("word_unit"))
+            consumed.add(word)
+        else:
+            raw = match.group("num")
+            if raw in consumed or raw.replace(",", "") in consumed:
+                continue
+            value = raw.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+", raw) else raw
+            if match.group("pre"):
+                unit = "¤"
+            elif match.group("pct"):
+                unit = "%"
+            else:
+                unit = _unit(match.group("unit"))
+            consumed.add(raw)
+        out.add(f"{unit}:{value}")
+    consumed |= {w for w in re.findall(r"[^\W_]+", text.casefold()) if w in ORDINALS}
+    return out
+
+
 def read_values(text: str, fact: FactText) -> StatedValues:
     consumed: set[str] = set()
-    when = _times(text, consumed) | _dates(text, fact, consumed)
-    places = _places(text, consumed)
-    priorities = _priorities(text, consumed)
-    statuses = _phrases(_STATUS, STATUSES, text, consumed)
-    diets = _phrases(_DIET, DIETS, text, consumed)
-    numbers = {n for n in fact.numbers if n not in consumed and not n.startswith("#")}
-    consumed |= numbers
-    consumed |= {w for w in fact.word_set if w in NUMBER_WORDS or w in ORDINALS}
+    # Most texts state few kinds of value: a pattern runs only when a word it needs is
+    # there (a digit, a month, the first word of a status).
+    words = frozenset(_WORD.findall(text.casefold()))
+    digits = _DIGIT.search(text) is not None
+    when = _times(text, consumed) if digits or words & _NAMED_TIMES else set()
+    when |= _dates(text, words, digits, consumed)
+    places = _places(text, consumed) if digits or words & _PLACE_VERBS else set()
+    priorities = _priorities(text, consumed) if digits or words & _PRIORITY_WORDS else set()
+    statuses = _phrases(_STATUS, STATUSES, text, consumed) if words & _STATUS_FIRST else set()
+    diets = _phrases(_DIET, DIETS, text, consumed) if words & _DIET_FIRST else set()
+    numbers = _numbers(text, consumed) if digits or words & _NUMBER_KEYS else set()
     identifiers = {
         i
         for i in fact.identifiers

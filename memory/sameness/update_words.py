@@ -45,25 +45,25 @@ NOT_SUBJECT = _words(
     """
     now longer instead anymore any more moved moves moving move changed changes
     changing change switched switches switching switch updated update correction
-    corrected correct actually pushed back out postponed delayed rescheduled brought
-    forward up raised lowered increased decreased reduced bumped dropped cut upgraded
-    downgraded promoted demoted escalated extended shortened reopened took takes taking
-    taken over handed hands handing off replaced replaces place going starting
-    effective beginning became become turned again heads new latest current currently
-    since from to at on in of for by with has have had will would should shall can
-    could may might must be been being do does did done get gets got what when where
-    how then than all any some every each our your their his her they we you he she
-    them us it its also just still today tomorrow yesterday week weeks day days month
-    months year years next last this that these those here there instead will going is
-    are was were am not no never don t doesn didn isn aren wasn weren won s m re ve ll
-    d time times start starts started begins begin began held happens happen meets
-    scheduled schedule due deadline date dates until lead leads leader leading led
-    owner owns own owned manager manages managed managing head headed runs run running
-    charge responsible contact point assignee assigned maintainer maintains handles
-    handling coordinator coordinates chair chairs dri address lives live living lived
-    home located location based resides reside residing relocated relocating relocates
-    stays stay staying apartment flat diet eats eat eating ate dietary status state
-    marked set priority prio urgency level
+    corrected correct actually pushed postponed delayed rescheduled brought raised
+    lowered increased decreased reduced bumped dropped cut upgraded downgraded promoted
+    demoted escalated extended shortened reopened took takes taking taken handed hands
+    handing replaced replaces place going starting effective beginning became become
+    turned again heads new latest current currently since from to at on in of for by
+    with has have had will would should shall can could may might must be been being do
+    does did done get gets got what when where how then than all any some every each
+    our your their his her they we you he she them us it its also just still today
+    tomorrow yesterday week weeks day days month months year years next last this that
+    these those here there instead will going is are was were am not no never don t
+    doesn didn isn aren wasn weren won s m re ve ll d time times start starts started
+    begins begin began held happens happen meets scheduled schedule due deadline date
+    dates until lead leads leader leading led owner owns own owned manager manages
+    managed managing head headed runs run running charge responsible contact point
+    assignee assigned maintainer maintains handles handling coordinator coordinates
+    chair chairs dri address lives live living lived home located location based
+    resides reside residing relocated relocating relocates stays stay staying apartment
+    flat diet eats eat eating ate dietary status state marked set priority prio urgency
+    level
     """
 )
 # Words of a role someone holds: a person's name changing beside one is a new holder.
@@ -71,9 +71,7 @@ ROLE_WORDS = _words(
     """
     lead leads leader leading led owner owns owned manager manages managed managing
     head heads headed runs running charge responsible contact assignee assigned
-    maintainer maintains handles handling coordinator coordinates chair chairs dri
-    point takes took taken over replaced replaces reports reporting approver approves
-    approves signs
+    maintainer maintains coordinator coordinates chair chairs dri approver approves
     """
 )
 # The speaker: "I", "my", the agent's "user" are one subject.

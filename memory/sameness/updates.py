@@ -40,9 +40,10 @@ from memory.sameness.update_words import CUE, NOT_SUBJECT, OLD_VALUE, ROLE_WORDS
 # Past this many content words a text holds several facts; one kind changing among
 # them says little about which.
 MAX_CONTENT_WORDS = 40
-# Share of the earlier text's subject words the later must hold for a supersession when
-# an identifier ties them (otherwise all of them).
-PARTIAL_COVER = 0.5
+# Shared subject words over all of either's (Jaccard) for the two to be one subject.
+MIN_SUBJECT_OVERLAP = 0.5
+# A person holding a role is named in at most this many words ("Priya Natarajan").
+MAX_NAME_WORDS = 2
 
 
 class Relation(StrEnum):
@@ -178,10 +179,30 @@ def _person_values(older: UpdateFacts, newer: UpdateFacts) -> tuple[set[str], se
     return set(older.persons - newer.fact.word_set), set(newer.persons - older.fact.word_set)
 
 
+def _differs(old: frozenset[str], new: frozenset[str]) -> bool:
+    """Each states a value the other does not: one value replaced by another, not one
+    text merely leaving a value out."""
+    return bool(old - new) and bool(new - old)
+
+
+def _numbers_differ(old: frozenset[str], new: frozenset[str]) -> bool:
+    """Numbers of one unit ("14 days" / "21 days") differ; a tax rate (%) and an amount
+    (¤) are two attributes, not two values."""
+    units = {value.split(":", 1)[0] for value in old} & {value.split(":", 1)[0] for value in new}
+    return any(
+        _differs(
+            frozenset(v for v in old if v.startswith(unit + ":")),
+            frozenset(v for v in new if v.startswith(unit + ":")),
+        )
+        for unit in units
+    )
+
+
 def _changed_kinds(older: UpdateFacts, newer: UpdateFacts) -> set[ValueKind]:
     changed = set()
     for kind in set(older.values.by_kind) & set(newer.values.by_kind):
-        if older.values.by_kind[kind] != newer.values.by_kind[kind]:
+        old, new = older.values.by_kind[kind], newer.values.by_kind[kind]
+        if _numbers_differ(old, new) if kind is ValueKind.NUMBER else _differs(old, new):
             changed.add(kind)
     # A person: a capitalised word only one text has, on both sides, one of them surely
     # a name (inside a sentence): "Marco leads Atlas" / "Atlas's lead is now Priya".
@@ -203,9 +224,15 @@ def decide(older: UpdateFacts, newer: UpdateFacts) -> UpdateVerdict:
         return NO_UPDATE
     old_only, new_only = _person_values(older, newer)
     person_values = old_only | new_only if ValueKind.PERSON in kinds else set()
-    person_stems = {_stem(p) for p in person_values}
-    old_subject = older.subject - person_stems
-    new_subject = newer.subject - person_stems
+    # The value that changed is no part of the subject ("Marco" / "Priya", "U2" / "U3").
+    values = {_stem(p) for p in person_values}
+    if ValueKind.IDENTIFIER in kinds:
+        changed_ids = (
+            older.values.by_kind[ValueKind.IDENTIFIER] ^ newer.values.by_kind[ValueKind.IDENTIFIER]
+        )
+        values |= {_stem(w) for i in changed_ids for w in re.findall(r"[^\W_]+", i)}
+    old_subject = older.subject - values
+    new_subject = newer.subject - values
     shared = old_subject & new_subject
     if not shared:
         return NO_UPDATE
@@ -219,21 +246,28 @@ def decide(older: UpdateFacts, newer: UpdateFacts) -> UpdateVerdict:
         return NO_UPDATE
     old_ids = older.values.by_kind.get(ValueKind.IDENTIFIER, frozenset())
     new_ids = newer.values.by_kind.get(ValueKind.IDENTIFIER, frozenset())
-    # An identifier both state ("OPS-412") ties two texts to one subject; a shared name
-    # ties them more loosely ("Gaza" in two reports of two strikes).
-    tied_by_identifier = bool(old_ids & new_ids)
-    tied = tied_by_identifier or bool(old_identity & new_identity)
+    # An identifier both state ("OPS-412") ties two texts to one subject, unless
+    # identifiers are the value that changed (a version in a region).
+    tied = bool(old_ids & new_ids) and ValueKind.IDENTIFIER not in kinds
     cover = len(shared) / len(old_subject)
     reverse_cover = len(shared) / len(new_subject)
+    overlap = len(shared) / len(old_subject | new_subject)
     changes = newer.cues - older.cues
-    if ValueKind.PERSON in kinds and not (older.roles or newer.roles or changes):
-        return NO_UPDATE  # the same statement about someone else: another fact
+    if ValueKind.PERSON in kinds:
+        if not (older.roles or newer.roles or changes):
+            return NO_UPDATE  # the same statement about someone else: another fact
+        if max(len(old_only), len(new_only)) > MAX_NAME_WORDS:
+            return NO_UPDATE  # several people changed: not one role's new holder
+    # One subject: what one text says the subject is, the other says too, and most of
+    # what either says is shared: "the Q3 report" / "the Q3 report deadline", not "the
+    # growth team" / "the platform team" (each has a word the other lacks) nor "the
+    # report" / "Priya reviews the report draft".
+    contained = cover == 1 or reverse_cover == 1
+    if not (contained and overlap >= MIN_SUBJECT_OVERLAP):
+        return NO_UPDATE
     verdict_kinds = tuple(sorted(changed))
-    if changes and (cover == 1 or (tied_by_identifier and cover >= PARTIAL_COVER)):
+    # A supersession also needs all of the earlier subject in the later text, or an
+    # identifier both name ("Ticket OPS-412 is open" / "OPS-412 has been resolved").
+    if changes and (cover == 1 or tied):
         return UpdateVerdict(Relation.SUPERSEDES, verdict_kinds)
-    # One subject word for another on each side ("Alice's standup" / "Bob's standup",
-    # "the quarterly report" / "the status report") is another subject unless a name or
-    # an identifier ties them.
-    if cover == 1 or reverse_cover == 1 or tied:
-        return UpdateVerdict(Relation.CONFLICTS, verdict_kinds)
-    return NO_UPDATE
+    return UpdateVerdict(Relation.CONFLICTS, verdict_kinds)
