@@ -41,6 +41,7 @@ from schemas.input_rules import CHECK_TEXT
 from schemas.memory_entry import (
     MAX_CONTENT_BYTES,
     MAX_TAGS,
+    EntryId,
     HostMemoryEntry,
     Name,
     Priority,
@@ -77,8 +78,10 @@ Sensitivity = Literal["public", "internal", "confidential", "restricted"]
 class CreateMemoryRequest(_OpenIntentModel):
     # Defaults to the caller's X-Agent-ID.
     agent_id: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
-    namespace: Name
-    key: Name
+    # Optional (extension): an entry without a key is a new fact; byte-identical
+    # restatements of it merge in consolidation. Given, both go together.
+    namespace: Name | None = None
+    key: Name | None = None
     value: dict[str, Any]
     memory_type: Tier = Tier.WORKING
     scope: MemoryScope | None = None
@@ -93,6 +96,11 @@ class CreateMemoryRequest(_OpenIntentModel):
     # agent storing a conversation after the fact (memory/entries/said.py).
     said_at: AwareDatetime | None = None
     said_by: SaidBy | None = None
+    # Facts that change (extensions, issue 39): this value updates the live entry
+    # ``supersedes`` (both kept; reads rank this one first and mark the older), and a
+    # live entry holding this namespace/key is superseded instead of answering 409.
+    supersedes: EntryId | None = None
+    supersede_existing: StrictBool = False
 
     def said(self) -> dict[str, Any]:
         """The entry's metadata keys for said_at and said_by."""

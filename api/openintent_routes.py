@@ -108,6 +108,8 @@ async def create_memory(
                 **body.said(),
             },
             expires_at=expiry_of(body.ttl, body.expires_at, now),
+            supersedes=body.supersedes,
+            supersede_key=body.supersede_existing,
         ),
         secrets=api.registries.for_tenant(tenant),
         attribution=_attribution(x_agent_id),

@@ -58,6 +58,8 @@ _PUT_OPTIONS = {
     "tier": "--tier",
     "namespace": "--namespace",
     "key": "--key",
+    "supersedes": "--supersedes",
+    "supersede_key": "--supersede-key",
 }
 STDIN = "-"
 
@@ -80,7 +82,13 @@ def _content(content: str) -> str:
 
 
 def _new_entry(
-    content: str, tags: list[str], tier: Tier, namespace: str | None, key: str | None
+    content: str,
+    tags: list[str],
+    tier: Tier,
+    namespace: str | None,
+    key: str | None,
+    supersedes: str | None = None,
+    supersede_key: bool = False,
 ) -> NewMemoryEntry:
     """The entry the options describe, or one line naming the option and exit 2."""
     from schemas.memory_entry import NewMemoryEntry
@@ -90,7 +98,13 @@ def _new_entry(
         raise bad_input(f"{given}: must be given together with {missing}")
     try:
         return NewMemoryEntry(
-            content=content, tags=tuple(tags), tier=tier, namespace=namespace, key=key
+            content=content,
+            tags=tuple(tags),
+            tier=tier,
+            namespace=namespace,
+            key=key,
+            supersedes=supersedes,
+            supersede_key=supersede_key,
         )
     except ValidationError as error:
         problem = error.errors()[0]  # one line, naming the option and the rule
@@ -137,12 +151,30 @@ def put(
     key: Annotated[
         str | None, typer.Option("--key", help="With --namespace: unique per memoryRef.")
     ] = None,
+    supersedes: Annotated[
+        str | None,
+        typer.Option(
+            "--supersedes",
+            metavar="ID",
+            help="This entry states a later value of live entry ID (both kept; reads "
+            "rank this one first and mark ID as superseded).",
+        ),
+    ] = None,
+    supersede_key: Annotated[
+        bool,
+        typer.Option(
+            "--supersede-key",
+            help="With --key: supersede the live entry holding the key instead of refusing.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Write one entry (SR-1 redacted with the tenant's secrets). Prints its id, never
     its content."""
     ref = checked_ref(memory_ref)
-    entry = _new_entry(_content(content), tags or [], tier, namespace, key)
+    entry = _new_entry(
+        _content(content), tags or [], tier, namespace, key, supersedes, supersede_key
+    )
 
     async def write(store: PostgresMemoryStore) -> HostMemoryEntry:
         from schemas.errors import InvalidInput

@@ -149,6 +149,12 @@ class NewMemoryEntry(WireModel):
     subject: Name | None = None
     metadata: Metadata = Field(default_factory=dict)
     expires_at: Instant | None = None
+    # Facts that change (memory/entries/stated_updates.py): this entry states a later
+    # value of the live entry ``supersedes`` (both stay live; reads mark the older) ...
+    supersedes: EntryId | None = None
+    # ... and, when a live entry holds this namespace/key, it supersedes that entry
+    # (as a pass supersedes by key) instead of being refused as a duplicate key.
+    supersede_key: bool = False
 
 
 class EntryChanges(WireModel):

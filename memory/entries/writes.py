@@ -25,6 +25,7 @@ from memory.entries.content import content_checksum, insert_entries, rewrite_ent
 from memory.entries.limits import StoreLimits
 from memory.entries.rows import live, to_host_entry
 from memory.entries.said import said_columns
+from memory.entries.stated_updates import record_stated_updates, supersede_keys
 from memory.events.event_log import (
     REMOVED_COLUMNS,
     PendingEvent,
@@ -116,7 +117,9 @@ class EntryWrites:
         async with self.db.writing(within) as connection:
             for tier in capped_tiers:
                 await lock(connection, tier_capacity(ref, tier))
+            pending += await supersede_keys(connection, ref, entries, rows, now, links)
             await _insert_rows(connection, rows, vectors, now)
+            pending += await record_stated_updates(connection, ref, entries, rows, now, links)
             for tier in capped_tiers:
                 pending.extend(
                     await evict_over_capacity(

@@ -169,3 +169,69 @@ async def test_links_follow_the_entries_through_edit_forget_and_undo(
             {"ref": ref, "gone": forgotten},
         )
         assert named.scalar_one() == 0, "a deleted entry takes its links along"
+
+
+async def test_an_agent_states_updates_when_it_writes(
+    running_api, store: PostgresMemoryStore
+) -> None:
+    """Writes an agent can make: an unkeyed create is a new fact, ``supersedes`` names the
+    entry a value replaces (kept, marked, ranked after), ``supersede_existing`` lets a
+    second write of a live key supersede it; a forged or foreign id is refused naming
+    the field, and nothing is written."""
+    tenant = "t" + uuid.uuid4().hex[:10]
+    ref = f"mem://{tenant}/agent-7"
+    async with await running_api.client_for(tenant) as http:
+        first = await http.post(
+            "/api/v1/memory",
+            json={"agent_id": "agent-7", "value": {"text": "The gym opens at 6am"}},
+        )
+        assert first.status_code == 201, first.text
+        assert (first.json()["namespace"], first.json()["key"]) == ("", "")
+        old_id = first.json()["id"]
+        later = await http.post(
+            "/api/v1/memory",
+            json={
+                "agent_id": "agent-7",
+                "value": {"text": "The gym opens at 7am on weekdays"},
+                "supersedes": old_id,
+            },
+        )
+        assert later.status_code == 201, later.text
+        new_id = later.json()["id"]
+        found = await http.post(
+            "/api/v1/memory/search", json={"query": "when does the gym open", "agent_id": "agent-7"}
+        )
+        hits = [hit["entry"] for hit in found.json()["results"]]
+        assert [h["id"] for h in hits][:2] == [new_id, old_id]
+        assert hits[1]["superseded_by"] == new_id
+
+        before = await store.count(ref)
+        for bad in ("m-forged-id", "x" * 300):
+            refused = await http.post(
+                "/api/v1/memory",
+                json={"agent_id": "agent-7", "value": {"text": "Gym at 8"}, "supersedes": bad},
+            )
+            assert refused.status_code == 422 and "supersedes" in refused.text, refused.text
+        assert await store.count(ref) == before, "a refused write writes nothing"
+        async with await running_api.client_for("o" + uuid.uuid4().hex[:9]) as other:
+            foreign = await other.post(
+                "/api/v1/memory",
+                json={"agent_id": "agent-7", "value": {"text": "x"}, "supersedes": old_id},
+            )
+            assert foreign.status_code == 422 and "supersedes" in foreign.text
+
+        keyed = {"agent_id": "agent-7", "namespace": "prefs", "key": "seat"}
+        one = await http.post("/api/v1/memory", json={**keyed, "value": {"seat": "aisle"}})
+        again = await http.post("/api/v1/memory", json={**keyed, "value": {"seat": "window"}})
+        assert one.status_code == 201 and again.status_code == 409, again.text
+        replaced = await http.post(
+            "/api/v1/memory",
+            json={**keyed, "value": {"seat": "window"}, "supersede_existing": True},
+        )
+        assert replaced.status_code == 201, replaced.text
+        gone = await http.get(f"/api/v1/memory/{one.json()['id']}", params={"agent_id": "agent-7"})
+        assert gone.status_code == 404
+        audit = await store.superseded(ref)
+        assert (one.json()["id"], replaced.json()["id"], "superseded") in {
+            (a.id, a.superseded_by, a.reason) for a in audit
+        }
