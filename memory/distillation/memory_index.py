@@ -1,10 +1,12 @@
 """MEMORY-INDEX.json: the content-free manifest the next session loads at startup.
 
-It lists archives (checksum, output id, counts), entry counts per tier, a tag histogram
-and the time range of live memory; never entry text. Its size in tokens is part of the
-document and is capped at MEMORY_INDEX_MAX_TOKENS: when a corpus has more archives or
-tags than fit, the oldest archives and rarest tags are left out (and counted as omitted),
-so loading the index costs a known, bounded number of tokens.
+It lists archives (checksum, output id, counts), entry counts per tier, a tag histogram,
+the time range of live memory and the facts that changed (how many entries a later one
+supersedes, how many pairs conflict, the latest supersessions by id); never entry text.
+Its size in tokens is part of the document and is capped at MEMORY_INDEX_MAX_TOKENS:
+when a corpus has more archives or tags than fit, the oldest archives and rarest tags
+are left out (and counted as omitted), so loading the index costs a known, bounded
+number of tokens.
 
 Each write is a new monotonic version of the workspace file (RFC 0059) and records
 workspace.updated {path, version}. A human-readable MEMORY-INDEX.md sibling is written
@@ -51,6 +53,10 @@ ARCHIVES = tables.archives
 WORKSPACE_FILES = tables.workspace_files
 TIER_COUNTS = tables.tier_counts
 TAG_COUNTS = tables.tag_counts
+UPDATES = tables.updates
+CONFLICTS = tables.conflicts
+# The latest supersessions an index names (ids only); their count is always there.
+MAX_LISTED_UPDATES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +165,7 @@ async def _gather(
         )
     ).all()
     return {
+        "changedFacts": await _changed_facts(connection, ref, now),
         "entryCounts": {
             tier: int(tiers.get(tier, 0)) for tier in ("working", "episodic", "semantic")
         },
@@ -175,6 +182,60 @@ async def _gather(
                 "expiresAt": _instant(row.expires_at),
             }
             for row in archives
+        ],
+    }
+
+
+def _same_ref(entries: Any, links: Any) -> Any:
+    return entries.c.memory_ref == links.c.memory_ref
+
+
+async def _changed_facts(
+    connection: AsyncConnection, ref: MemoryRef, now: datetime
+) -> dict[str, Any]:
+    """Facts that changed (memory/search/update_marks.py), by id only: how many live
+    entries a later live one supersedes, how many live pairs conflict, and the latest
+    supersessions (older -> newer), so a session knows which values are stale before it
+    reads any entry."""
+    older, newer = ENTRIES.alias("older"), ENTRIES.alias("newer")
+    links = (
+        select(UPDATES.c.older_id, UPDATES.c.newer_id, UPDATES.c.recorded_at)
+        .join(
+            older, (older.c.memory_ref == UPDATES.c.memory_ref) & (older.c.id == UPDATES.c.older_id)
+        )
+        .join(
+            newer, (newer.c.memory_ref == UPDATES.c.memory_ref) & (newer.c.id == UPDATES.c.newer_id)
+        )
+        .where(scoped(UPDATES, ref), live(now, older), live(now, newer))
+    )
+    rows = (
+        await connection.execute(
+            links.order_by(UPDATES.c.recorded_at.desc(), UPDATES.c.older_id, UPDATES.c.newer_id)
+        )
+    ).all()
+    first, second = ENTRIES.alias("first"), ENTRIES.alias("second")
+    conflicts = (
+        await connection.execute(
+            select(func.count())
+            .select_from(CONFLICTS)
+            .join(
+                first,
+                (first.c.memory_ref == CONFLICTS.c.memory_ref)
+                & (first.c.id == CONFLICTS.c.first_id),
+            )
+            .join(
+                second,
+                (second.c.memory_ref == CONFLICTS.c.memory_ref)
+                & (second.c.id == CONFLICTS.c.second_id),
+            )
+            .where(scoped(CONFLICTS, ref), live(now, first), live(now, second))
+        )
+    ).scalar_one()
+    return {
+        "superseded": len({row.older_id for row in rows}),
+        "openConflicts": int(conflicts),
+        "latestSupersessions": [
+            {"older": row.older_id, "newer": row.newer_id} for row in rows[:MAX_LISTED_UPDATES]
         ],
     }
 
@@ -209,6 +270,7 @@ def build_index_document(ref: MemoryRef, facts: dict[str, Any]) -> tuple[bytes, 
             "tokenizer": TOKENIZER_NAME,
             "maxSizeTokens": MEMORY_INDEX_MAX_TOKENS,
             "entryCounts": facts["entryCounts"],
+            "changedFacts": facts["changedFacts"],
             "timeRange": facts["timeRange"],
             "archiveCount": len(facts["archives"]),
             "archives": archives,
@@ -237,6 +299,8 @@ def render_markdown(document: dict[str, Any]) -> bytes:
         f"- entries: {document['entryCounts']}",
         f"- time range: {document['timeRange']['oldest']} .. {document['timeRange']['newest']}",
         f"- archives: {document['archiveCount']} (index size {document['sizeTokens']} tokens)",
+        f"- changed facts: {document['changedFacts']['superseded']} superseded by a later "
+        f"entry, {document['changedFacts']['openConflicts']} open conflicts",
         "",
         "| archive | sources | tokens | created |",
         "|---|---|---|---|",

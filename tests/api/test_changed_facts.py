@@ -6,12 +6,14 @@ the top search hit, the older is served beside it, marked, and the relation is r
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import text
 
+from memory.distillation.memory_index import INDEX_PATH, read_workspace_file, refresh_index
 from memory.store import PostgresMemoryStore
 from schemas.consolidation import ConsolidateMemoryRequest, ConsolidationResult
 from schemas.memory_ref import parse_memory_ref
@@ -126,6 +128,13 @@ async def test_links_follow_the_entries_through_edit_forget_and_undo(
         ],
     )
 
+    async def index_changes() -> dict[str, object]:
+        async with engine.begin() as connection:
+            await refresh_index(connection, parsed, store.now())
+            found = await read_workspace_file(connection, parsed, INDEX_PATH)
+        assert found is not None
+        return dict(json.loads(found[1])["changedFacts"])
+
     async def superseded_by() -> str | None:
         async with store.db.driver() as connection:
             marks = await read_marks(connection, parsed, [old.id], store.now())
@@ -133,6 +142,11 @@ async def test_links_follow_the_entries_through_edit_forget_and_undo(
 
     first = await _pass(store, ref)
     assert first.updated_count == 1 and await superseded_by() == new.id
+    assert await index_changes() == {
+        "superseded": 1,
+        "openConflicts": 0,
+        "latestSupersessions": [{"older": old.id, "newer": new.id}],
+    }
     audit = await store.superseded(ref, pass_id=first.pass_id)
     assert [(a.id, a.superseded_by, a.reason) for a in audit] == [(old.id, new.id, "updated")]
     undone = await store.undo_consolidation(ref, first.pass_id)
@@ -160,6 +174,7 @@ async def test_links_follow_the_entries_through_edit_forget_and_undo(
     forgotten = await superseded_by()
     await store.forget(ref, ForgetRequest(ids=(str(forgotten),)))
     assert await superseded_by() is None, "a forgotten entry supersedes nothing"
+    assert (await index_changes())["superseded"] == 0
     async with engine.connect() as connection:
         named = await connection.execute(
             text(
