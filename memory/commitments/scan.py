@@ -31,6 +31,7 @@ from memory.commitment_parsing.recurrence_dates import first_occurrence
 from memory.commitment_parsing.time_words import normalize_text
 from memory.commitments.readings import ReadingColumns, inferred_event
 from memory.cpu_work import on_loop
+from memory.entries.filters import not_superseded
 from memory.entries.lineage import DISTILLED
 from memory.entries.rows import ENTRIES, live
 from memory.events.event_log import append_events
@@ -112,7 +113,8 @@ async def _candidates(
 ) -> Sequence[Any]:
     # A distilled entry restates its sources' text, intentions included: inferring from
     # it would make a second commitment (a second firing) of a promise its source,
-    # still live, already holds. Derived entries are never a source of commitments.
+    # still live, already holds. Derived entries are never a source of commitments, nor
+    # is an entry a later one supersedes (its promise was replaced: migration 0026).
     distillate = exists().where(
         LINEAGE.c.tenant == ENTRIES.c.tenant,
         LINEAGE.c.memory_ref == ENTRIES.c.memory_ref,
@@ -121,7 +123,7 @@ async def _candidates(
     )
     query = select(
         ENTRIES.c.id, ENTRIES.c.content, ENTRIES.c.tags, ENTRIES.c.created_at, ENTRIES.c.updated_at
-    ).where(scoped(ENTRIES, ref), live(now), ~distillate)
+    ).where(scoped(ENTRIES, ref), live(now), ~distillate, not_superseded())
     if request.memory_ids is not None:
         query = query.where(ENTRIES.c.id == any_(texts("ids", request.memory_ids)))
     else:

@@ -41,9 +41,10 @@ UPDATES = tables.updates
 NEWER = ENTRIES.alias("newer")
 
 
-def _not_superseded(_: object) -> ColumnElement[bool]:
+def not_superseded() -> ColumnElement[bool]:
     """No live entry supersedes this one (memory_updates; the older of a changed fact
-    stays live and is otherwise served, marked)."""
+    stays live and is otherwise served, marked): for reads that want current values
+    only, and for inference, which never arms a promise a later entry replaced."""
     return ~exists(
         select(UPDATES.c.older_id)
         .join(
@@ -77,7 +78,10 @@ _FILTERS: dict[str, tuple[Callable[[MemoryQuery], Any], Callable[[Any], ColumnEl
     "said_by": (lambda q: q.said_by, lambda v: ENTRIES.c.said_by == v),
     "said_after": (lambda q: q.said_after, lambda v: said_or_written(ENTRIES) > v),
     "said_before": (lambda q: q.said_before, lambda v: said_or_written(ENTRIES) < v),
-    "exclude_superseded": (lambda q: True if q.exclude_superseded else None, _not_superseded),
+    "exclude_superseded": (
+        lambda q: True if q.exclude_superseded else None,
+        lambda _: not_superseded(),
+    ),
 }
 # Filters whose value is written into the statement, not bound: ``pinned IS true`` takes
 # no parameter, and two values make two shapes.

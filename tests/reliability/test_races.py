@@ -77,6 +77,10 @@ async def test_each_invariant_catches_its_defect(
     ref, tenant = ctx.ref, ctx.ref.split("/")[2]
     promise_ids = [row[0] for row in await _rows(engine, _PROMISES, ref=ref)]
     for statement, values in (
+        # an update link naming an entry that is gone; one superseding the first promise,
+        # whose commitment is then armed again below
+        (_LINK, {"older": promise_ids[0], "newer": "gone"}),
+        (_LINK, {"older": promise_ids[0], "newer": promise_ids[1]}),
         # an armed commitment whose source is gone, and two for the same promise
         (_ARM, {"id": "cmt-planted-gone", "memory_id": "gone"}),
         (_ARM, {"id": "cmt-planted-1", "memory_id": promise_ids[0]}),
@@ -103,11 +107,16 @@ async def test_each_invariant_catches_its_defect(
     assert "expire target tag in memory_entries.tags" in found["forgotten_tag"]
     assert "2 proposals for one schedule" in found["proposed_once"]
     assert "1 stale vectors" in found["index_in_step"]
+    assert f"{promise_ids[0]}->gone" in found["update_links_live"]
+    assert "cmt-planted-1" in found["superseded_unarmed"]
     assert set(await check(ctx, ("delete",))) >= {"delete_reaches_copies"}
     for detail in found.values():  # content-free: ids and table.column names only
         assert ctx.forget_target.text not in detail and ctx.forget_target.tag not in detail
     async with engine.begin() as connection:  # the planted vector goes (tests/conftest.py)
         await connection.execute(_UNPLANT_VECTOR, {"ref": ref})
+        await connection.execute(
+            text("DELETE FROM memory_updates WHERE memory_ref = :ref"), {"ref": ref}
+        )
 
 
 _PROMISES = text(
@@ -135,6 +144,10 @@ _STALE_VECTOR = text(
 )
 _UNPLANT_VECTOR = text(
     "DELETE FROM memory_embeddings WHERE memory_ref = :ref AND content_sha256 = 'planted'"
+)
+_LINK = text(
+    "INSERT INTO memory_updates (tenant, memory_ref, older_id, newer_id, basis, kinds,"
+    " recorded_at) VALUES (:tenant, :ref, :older, :newer, 'rule', '{}', now())"
 )
 _MISCOUNT = text("UPDATE memory_ref_tier_counts SET entries = entries + 1 WHERE memory_ref = :ref")
 

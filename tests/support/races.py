@@ -21,7 +21,8 @@ and await its result; forget (store.forget by id, the CLI/HTTP path), delete, ex
 commitment inferred at setup), and propose (a dream's synthesis of the weekly routine
 seeded on three past Mondays, then an apply of each open proposal through the HTTP
 API's and memoryctl's path). Each trial has a memoryRef of its own (fresh tenant),
-seeded with ~10 entries: one promise stated twice (consolidation merges it), a predicate
+seeded with ~10 entries: one promise stated twice (consolidation merges it) and then
+updated by a later entry (the update rules link them), a predicate
 promise, the forget/delete target (a promise with a tag of its own, so inference has
 something to race forget with), the expire target and ordinary facts.
 
@@ -49,6 +50,10 @@ are hours ahead and the predicate never holds):
 - proposed_once: at most one proposal per routine and schedule, one proposal.created per
   proposal, one proposal.activated per applied one, and every applied one installed
   as the schedule whose artifact (read back from the server) has the stored checksum;
+- superseded_unarmed: no armed or proposed commitment's source is an entry a later live
+  entry supersedes (the promise stated later replaces it: one firing, never two);
+- update_links_live: no update link names an entry that is gone (a forgotten entry is
+  never the newer value of a fact);
 - op_error: an operation raised (the exception's type only).
 
 A violation records (pair, trial, seed, invariant, detail); details hold ids, table and
@@ -135,6 +140,8 @@ INVARIANTS = (
     "counters",
     "proposed_once",
     "index_in_step",
+    "superseded_unarmed",
+    "update_links_live",
     "op_error",
 )
 # Invariants reported as warnings instead of failures: none. (delete_reaches_copies was
@@ -152,6 +159,9 @@ TRIAL_TIMEOUT_S = 120.0
 # distinct texts keep the session's history audit cheap); the targets are unique, since
 # the forgotten-text scan looks for them.
 PROMISE = "Remind me in 2 hours to call the landlord about the lease"
+# Said after PROMISE: a later value of it, which consolidation's update rules link to it
+# (issue 39), so the older promise must end however inference and a pass interleave.
+UPDATED_PROMISE = "Remind me in 4 hours to call the landlord about the lease instead"
 PREDICATE_PROMISE = "Follow up when the contract is signed"
 SEMANTIC_FACTS = ("The customer prefers invoices in EUR", "Support hours are 9 to 5 on weekdays")
 NOTES = tuple(f"Call {i}: the client asked about shipping to warehouse {i}." for i in range(3))
@@ -223,6 +233,7 @@ async def seed_ref(race: RaceContext, rng: random.Random, *, infer: bool) -> Tri
     entries: list[NewMemoryEntry] = [
         note(PROMISE, tier=Tier.SEMANTIC),
         note(PROMISE, tier=Tier.SEMANTIC),
+        note(UPDATED_PROMISE, tier=Tier.SEMANTIC),
         note(PREDICATE_PROMISE),
         note(forget_text, f"topic-{unique}"),
         note(expire_text, f"ttl-{unique}", expires_at=expires_at),
@@ -235,8 +246,8 @@ async def seed_ref(race: RaceContext, rng: random.Random, *, infer: bool) -> Tri
         race=race,
         ref=ref,
         rng=rng,
-        forget_target=Target(stored[3].id, forget_text, f"topic-{unique}"),
-        expire_target=Target(stored[4].id, expire_text, f"ttl-{unique}"),
+        forget_target=Target(stored[4].id, forget_text, f"topic-{unique}"),
+        expire_target=Target(stored[5].id, expire_text, f"ttl-{unique}"),
         expires_at=expires_at,
     )
     if infer:  # store side: no workflows to clean up
@@ -673,6 +684,48 @@ async def check_indexes(connection: AsyncConnection, ref: str) -> dict[str, str]
     return {"index_in_step": "; ".join(problems)} if problems else {}
 
 
+async def check_updates(connection: AsyncConnection, ref: str, now: datetime) -> dict[str, str]:
+    """superseded_unarmed and update_links_live (issue 39)."""
+    links = (
+        await connection.execute(
+            text(
+                "SELECT u.older_id, u.newer_id, o.id AS older, n.id AS newer,"
+                " n.invalidated_at IS NULL AND (n.expires_at IS NULL OR n.expires_at > :now)"
+                " AS newer_live"
+                " FROM memory_updates AS u"
+                " LEFT JOIN memory_entries AS o"
+                " ON o.memory_ref = u.memory_ref AND o.id = u.older_id"
+                " LEFT JOIN memory_entries AS n"
+                " ON n.memory_ref = u.memory_ref AND n.id = u.newer_id"
+                " WHERE u.memory_ref = :ref ORDER BY u.older_id, u.newer_id"
+            ),
+            {"ref": ref, "now": now},
+        )
+    ).all()
+    found: dict[str, str] = {}
+    gone = [f"{r.older_id}->{r.newer_id}" for r in links if r.older is None or r.newer is None]
+    if gone:
+        found["update_links_live"] = f"links naming a deleted entry: {', '.join(gone)}"
+    superseded = {r.older_id for r in links if r.newer is not None and r.newer_live}
+    if superseded:
+        armed = (
+            await connection.execute(
+                select(tables.commitments.c.commitment_id, tables.commitments.c.memory_id)
+                .where(
+                    tables.commitments.c.memory_ref == ref,
+                    tables.commitments.c.state.in_(("armed", "proposed")),
+                    tables.commitments.c.memory_id.in_(sorted(superseded)),
+                )
+                .order_by(tables.commitments.c.commitment_id)
+            )
+        ).all()
+        if armed:
+            found["superseded_unarmed"] = "armed for a superseded source: " + ", ".join(
+                f"{row.commitment_id} ({row.memory_id})" for row in armed
+            )
+    return found
+
+
 async def check(ctx: TrialContext, ran: Sequence[str]) -> dict[str, str]:
     """Every invariant of the trial's memoryRef: invariant -> content-free detail."""
     now = ctx.race.store.now()
@@ -684,6 +737,7 @@ async def check(ctx: TrialContext, ran: Sequence[str]) -> dict[str, str]:
             **await check_counters(connection, ctx.ref),
             **await check_proposals(connection, ctx),
             **await check_indexes(connection, ctx.ref),
+            **await check_updates(connection, ctx.ref, now),
         }
 
 
