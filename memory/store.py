@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from memory.adapter import HostMemoryStore
 from memory.commitments.store import CommitmentStore
 from memory.consolidation.passes import Consolidations
+from memory.consolidation.update_judge import UpdateJudge, configured_judge
 from memory.distillation.distillations import Distillations
 from memory.embeddings.choice import configured_embedder
 from memory.embeddings.model import Embedder
@@ -84,12 +85,16 @@ class PostgresMemoryStore:
         id_factory: Callable[[], str] = new_entry_id,
         intent_links: IntentLinks | None = None,
         embedder: Embedder | Literal["configured"] | None = "configured",
+        update_judge: UpdateJudge | Literal["configured"] | None = "configured",
     ) -> None:
         """``intent_links``: the key linking events to OpenIntent intents; every store of
         one deployment passes the same (runtime/intent_link_keys.py intent_links_for, and a
         store made from another passes ``other.db.intent_links``). ``embedder``: the model
         that gives entries their vectors; by default the one the environment configures
-        (memory/embeddings/choice.py), ``None`` for none (search is then full-text only)."""
+        (memory/embeddings/choice.py), ``None`` for none (search is then full-text only).
+        ``update_judge``: asked about the conflicts consolidation's update rules leave
+        open; by default the one the environment configures (off unless set: memory/
+        consolidation/update_judge.py)."""
         self.engine = engine
         self.limits = limits or StoreLimits()
         self.db = Database(engine, clock, intent_links)
@@ -104,7 +109,8 @@ class PostgresMemoryStore:
         self.snapshots = Snapshots(self.db)
         self.event_log = Events(self.db)
         self.distillations = Distillations(self.db, self.vectors)
-        self.consolidations = Consolidations(self.db, self.vectors)
+        judge = configured_judge() if update_judge == "configured" else update_judge
+        self.consolidations = Consolidations(self.db, self.vectors, judge)
         self.commitments = CommitmentStore(engine, clock)
         self.proposals = ProposalStore(self.db)
         self.fixture_runs = FixtureRuns(engine, clock)

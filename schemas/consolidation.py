@@ -56,6 +56,9 @@ class ConsolidationResult(WireResult):
     superseded_count: int = Field(default=0, ge=0)
     # Entries this pass found updated by a later one (kept live, marked; first seen now).
     updated_count: int = Field(default=0, ge=0)
+    # The optional update judge: pairs it was asked about, and those it called updates.
+    judge_calls: int = Field(default=0, ge=0)
+    judged_updates: int = Field(default=0, ge=0)
     survivors_changed: int = Field(default=0, ge=0)
     # Look-alike pairs recorded as conflicts by this pass (first seen now).
     conflict_count: int = Field(default=0, ge=0)

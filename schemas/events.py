@@ -112,6 +112,8 @@ class AgentMemoryConsolidated(WireModel):
     superseded_count: int | None = Field(default=None, ge=0)
     updated_count: int | None = Field(default=None, ge=0)
     conflict_count: int | None = Field(default=None, ge=0)
+    # Present when the optional update judge is on: the pairs it was asked about.
+    judge_calls: int | None = Field(default=None, ge=0)
 
 
 class MemoryConflict(WireModel):

@@ -28,7 +28,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.consolidation.corpus import read_corpus
 from memory.consolidation.planner import Cluster, Plan, PlanEntry, plan_pass
-from memory.consolidation.update_links import record_updates
+from memory.consolidation.update_judge import JudgeRound, UpdateJudge
+from memory.consolidation.update_links import (
+    drop_linked_conflicts,
+    record_updates,
+    settle_with_judge,
+)
 from memory.cpu_work import on_loop
 from memory.entries.content import rewrite_contents
 from memory.entries.lineage import MERGED_INTO
@@ -76,10 +81,12 @@ async def consolidate(
     progress: Progress,
     links: IntentLinks,
     rewritten: set[str] | None = None,
+    judge: UpdateJudge | None = None,
 ) -> ConsolidationResult:
     """One pass, inside the caller's transaction. ``rewritten`` collects the survivors
     whose content re-redaction changed (left without a vector until the caller embeds
-    them after the commit)."""
+    them after the commit). ``judge``: asked about the conflicts the update rules leave
+    open (memory/consolidation/update_judge.py), within its budget."""
     ref = request.memory_ref
     await lock(connection, consolidation_pass(ref))
     await lock(connection, memory_ref_order(ref))
@@ -109,6 +116,10 @@ async def consolidate(
         if on_loop(len(entries))
         else await asyncio.to_thread(planner, entries, _thread_safe(progress))
     )
+    await drop_linked_conflicts(connection, ref, plan)
+    judging = JudgeRound(judge) if judge is not None and request.updates else None
+    if judging is not None:
+        await settle_with_judge(connection, ref, plan, entries, judging, progress)
     applied = await _apply(connection, ref, plan, entries, pass_id, now, secrets, links)
     if rewritten is not None:
         rewritten.update(applied.rewritten)
@@ -128,6 +139,7 @@ async def consolidate(
         superseded_count=sum(len(c.superseded) for c in applied.clusters),
         updated_count=len(updated),
         conflict_count=len(conflicts),
+        judge_calls=judging.calls if judging else None,
     )
     pending = [
         *applied.events,
@@ -164,6 +176,8 @@ async def consolidate(
         merged_count=consolidated.merged_count or 0,
         superseded_count=consolidated.superseded_count or 0,
         updated_count=len(updated),
+        judge_calls=judging.calls if judging else 0,
+        judged_updates=judging.updates if judging else 0,
         survivors_changed=len(applied.clusters),
         conflict_count=len(conflicts),
         skipped_clusters=applied.skipped,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from memory.consolidation.apply import consolidate
 from memory.consolidation.undo import open_conflicts, superseded_entries, undo_pass
+from memory.consolidation.update_judge import UpdateJudge
 from memory.indexes.vectors import EntryVectors
 from memory.input_gate import PASS_ID, checked, checked_int, possible
 from memory.redaction.chokepoint import MemorySecretRegistry
@@ -26,9 +27,15 @@ Progress = Callable[[dict[str, object]], None]
 
 
 class Consolidations:
-    def __init__(self, db: Database, vectors: EntryVectors | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        vectors: EntryVectors | None = None,
+        judge: UpdateJudge | None = None,
+    ) -> None:
         self.db = db
         self.vectors = vectors
+        self.judge = judge
 
     async def consolidate(
         self,
@@ -49,6 +56,7 @@ class Consolidations:
                 progress=progress,
                 links=self.db.intent_links,
                 rewritten=rewritten,
+                judge=self.judge,
             )
         if self.vectors is not None:
             # Survivors re-redacted lost their vectors in the pass; embed the new text.

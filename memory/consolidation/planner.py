@@ -105,6 +105,9 @@ class UpdateLink:
     older: str
     newer: str
     kinds: tuple[str, ...]
+    # Who decided: the update rules, or the optional judge (memory/consolidation/
+    # update_judge.py) asked about a pair the rules left open.
+    basis: str = "rule"
 
 
 @dataclass
@@ -249,7 +252,7 @@ def plan_pass(
     return plan
 
 
-def _said(entry: PlanEntry) -> tuple[object, ...]:
+def said_order(entry: PlanEntry) -> tuple[float, int]:
     """Said-later order (larger is later): when said, then the write order."""
     return ((entry.said_at or entry.updated_at).timestamp(), entry.written_order)
 
@@ -265,7 +268,7 @@ def _plan_updates(
     for i in alive:
         says = readable(entries[i].content)
         update_facts[i] = read_update_facts(says, facts[i] if says == entries[i].content else None)
-    said = [_said(e) for e in entries]
+    said = [said_order(e) for e in entries]
     conflicted = {(c.first, c.second): n for n, c in enumerate(plan.conflicts)}
     dropped: set[int] = set()
     # An open question is asked once per entry: with the latest value that disputes it.

@@ -1,5 +1,6 @@
 """Recording what a pass found updated: a later entry stating another value of an older
-one's fact (memory/sameness/updates.py). Both stay live; the link marks the older as
+one's fact (memory/sameness/updates.py, or the optional judge for a pair the rules left
+open: memory/consolidation/update_judge.py). Both stay live; the link marks the older as
 superseded by the newer for every read (memory/search/update_marks.py).
 
 A link is recorded only when both of its entries are as the plan read them (claimed
@@ -11,21 +12,24 @@ nothing new.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from sqlalchemy import any_, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory.consolidation.planner import Cluster, Plan, PlanEntry
+from memory.consolidation.planner import Cluster, Plan, PlanEntry, UpdateLink, said_order
+from memory.consolidation.update_judge import JudgeAnswer, JudgeRound
 from memory.keyed_ids.intent_links import intent_id_column
+from memory.sameness.updates import readable
 from memory.storage import tables
 from memory.storage.sql_arrays import texts
 from memory.storage.tenant_scope import scoped
 from schemas.memory_ref import MemoryRef
 
 ENTRIES = tables.entries
-RULE = "rule"
+CONFLICTS = tables.conflicts
+UPDATES = tables.updates
 
 
 async def record_updates(
@@ -73,16 +77,80 @@ async def record_updates(
     inserted = await connection.execute(
         text(
             "INSERT INTO memory_updates (tenant, memory_ref, older_id, newer_id, basis, kinds, "
-            "pass_id, recorded_at) SELECT :tenant, :ref, v.older, v.newer, :basis, "
+            "pass_id, recorded_at) SELECT :tenant, :ref, v.older, v.newer, v.basis, "
             "string_to_array(v.kinds, ','), :pass_id, :now "
-            "FROM unnest(:olders, :newers, :kinds) AS v(older, newer, kinds) "
+            "FROM unnest(:olders, :newers, :kinds, :bases) AS v(older, newer, kinds, basis) "
             "ON CONFLICT DO NOTHING RETURNING older_id"
         ).bindparams(
             texts("olders", [link.older for link in links]),
             texts("newers", [link.newer for link in links]),
             texts("kinds", [",".join(link.kinds) for link in links]),
+            texts("bases", [link.basis for link in links]),
         ),
-        {"tenant": ref.tenant, "ref": str(ref), "basis": RULE, "pass_id": pass_id, "now": now},
+        {"tenant": ref.tenant, "ref": str(ref), "pass_id": pass_id, "now": now},
     )
     superseded = sorted(set(inserted.scalars()))
     return [(i, current[i].version, current[i].intent_id) for i in superseded]
+
+
+async def settle_with_judge(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    plan: Plan,
+    entries: Sequence[PlanEntry],
+    judging: JudgeRound,
+    progress: Callable[[dict[str, object]], None],
+) -> None:
+    """Ask the judge about the plan's conflicts not recorded before (the rules left them
+    open), within its budget: an UPDATE answer makes the pair a supersession of the
+    earlier entry by the later; any other answer leaves the conflict as it is."""
+    if not plan.conflicts:
+        return
+    recorded = {
+        (row.first_id, row.second_id)
+        for row in (
+            await connection.execute(
+                select(CONFLICTS.c.first_id, CONFLICTS.c.second_id).where(
+                    scoped(CONFLICTS, ref),
+                    CONFLICTS.c.first_id
+                    == any_(texts("firsts", [c.first for c in plan.conflicts])),
+                )
+            )
+        ).all()
+    }
+    by_id = {entry.id: entry for entry in entries}
+    settled: set[int] = set()
+    for n, conflict in enumerate(plan.conflicts):
+        if (conflict.first, conflict.second) in recorded:
+            continue
+        if judging.spent():
+            break
+        earlier, later = sorted((by_id[conflict.first], by_id[conflict.second]), key=said_order)
+        answer = await judging.ask(readable(earlier.content), readable(later.content))
+        progress({"phase": "judge", "asked": judging.calls})
+        if answer is JudgeAnswer.UPDATE:
+            plan.updates.append(UpdateLink(earlier.id, later.id, conflict.kinds, basis="judge"))
+            settled.add(n)
+    if settled:
+        plan.conflicts = [c for n, c in enumerate(plan.conflicts) if n not in settled]
+
+
+async def drop_linked_conflicts(connection: AsyncConnection, ref: MemoryRef, plan: Plan) -> None:
+    """A pair already linked as an update (by the judge in an earlier pass, or stated by
+    its writer) is settled: the look-alike rule's conflict for it is not recorded."""
+    if not plan.conflicts:
+        return
+    ids = sorted({i for c in plan.conflicts for i in (c.first, c.second)})
+    linked = {
+        frozenset((row.older_id, row.newer_id))
+        for row in (
+            await connection.execute(
+                select(UPDATES.c.older_id, UPDATES.c.newer_id).where(
+                    scoped(UPDATES, ref),
+                    UPDATES.c.older_id == any_(texts("linked", ids)),
+                )
+            )
+        ).all()
+    }
+    if linked:
+        plan.conflicts = [c for c in plan.conflicts if frozenset((c.first, c.second)) not in linked]
