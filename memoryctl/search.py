@@ -3,12 +3,13 @@
     memoryctl memory search --memory-ref REF QUERY [--limit N]
                             [--mode hybrid|semantic|text] [--tag T ...]
                             [--said-by NAME] [--said-after INSTANT]
-                            [--said-before INSTANT] [--json]
+                            [--said-before INSTANT] [--exclude-superseded] [--json]
 
 Hybrid by default (BM25 and vectors fused by score, see
 memory/search/ranking.py). Like ``get``, this is a read path and prints content: the
-table shows each hit's rank, score, the leg ranks and its text on one line; ``--json``
-prints the whole result.
+table shows each hit's rank, score, the leg ranks, what a later entry says of it (a
+value superseded by another entry, or in conflict with one) and its text on one line;
+``--json`` prints the whole result.
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ from schemas.search import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchMode, S
 
 # Characters of content the table shows per hit (the whole text is in --json).
 SHOWN_CHARS = 120
+
+
+def _changed(superseded_by: str | None, conflicts_with: tuple[str, ...] | None) -> str:
+    if superseded_by:
+        return f"superseded by {superseded_by}"
+    if conflicts_with:
+        return "conflicts with " + ", ".join(conflicts_with)
+    return "-"
 
 
 def search(
@@ -60,9 +69,14 @@ def search(
         str | None,
         typer.Option("--said-before", help="Only what was said before this ISO-8601 instant."),
     ] = None,
+    exclude_superseded: Annotated[
+        bool,
+        typer.Option("--exclude-superseded", help="Leave out entries a later entry supersedes."),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Entries ranked by relevance to QUERY, best first."""
+    """Entries ranked by relevance to QUERY, best first (a changed fact's newer value
+    right before its older one)."""
     ref = checked_ref(memory_ref)
     try:
         request = SearchRequest.model_validate(
@@ -74,6 +88,7 @@ def search(
                 "said_by": said_by,
                 "said_after": said_after,
                 "said_before": said_before,
+                "exclude_superseded": exclude_superseded,
             }
         )
     except ValidationError as error:
@@ -84,7 +99,7 @@ def search(
     if as_json:
         print_json(result.to_wire())
         return
-    table = Table("#", "score", "text", "vector", "id", "content", box=None)
+    table = Table("#", "score", "text", "vector", "id", "changed", "content", box=None)
     for rank, hit in enumerate(result.hits, 1):
         content = hit.entry.content.replace("\n", " ")
         table.add_row(
@@ -93,6 +108,7 @@ def search(
             str(hit.text_rank or "-"),
             str(hit.vector_rank or "-"),
             hit.entry.id,
+            _changed(hit.entry.superseded_by, hit.entry.conflicts_with),
             Text(content[:SHOWN_CHARS] + ("…" if len(content) > SHOWN_CHARS else "")),
         )
     console.print(table)

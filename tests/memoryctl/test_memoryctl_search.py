@@ -99,3 +99,48 @@ async def test_search_by_who_said_it_and_when_from_the_cli(
         2,
     )
     assert "said_after" in error
+
+
+async def test_a_changed_fact_from_the_cli(store: PostgresMemoryStore, database_url: str) -> None:
+    """memory put --supersedes states an update; search shows the newer value first and
+    the older marked; --exclude-superseded leaves the older out; a forged id is exit 2."""
+    ref = unique_ref()
+    old = await store.put(ref, note("The gym opens at 6am"))
+    written = ok(
+        memoryctl(
+            "memory",
+            "put",
+            "--memory-ref",
+            ref,
+            "--content",
+            "The gym opens at 7am on weekdays",
+            "--supersedes",
+            old.id,
+            "--json",
+            database_url=database_url,
+        )
+    )
+    new_id = json.loads(written)["id"]
+    table = ok(
+        memoryctl(
+            "memory", "search", "--memory-ref", ref, "when does the gym open",
+            database_url=database_url,
+        )
+    )  # fmt: skip
+    assert table.index(new_id) < table.index(old.id)
+    assert f"superseded by {new_id}" in table
+    current = ok(
+        memoryctl(
+            "memory", "search", "--memory-ref", ref, "when does the gym open",
+            "--exclude-superseded", database_url=database_url,
+        )
+    )  # fmt: skip
+    assert new_id in current and old.id not in current
+    refused = one_line_error(
+        memoryctl(
+            "memory", "put", "--memory-ref", ref, "--content", "x", "--supersedes", "m-forged",
+            database_url=database_url,
+        ),
+        2,
+    )  # fmt: skip
+    assert "--supersedes" in refused
