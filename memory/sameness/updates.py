@@ -176,7 +176,14 @@ NO_UPDATE = UpdateVerdict(None)
 
 
 def _person_values(older: UpdateFacts, newer: UpdateFacts) -> tuple[set[str], set[str]]:
-    return set(older.persons - newer.fact.word_set), set(newer.persons - older.fact.word_set)
+    """The capitalised words each text has and the other does not, inflections aside
+    ("Democrats" / "Democratic" name no other person)."""
+
+    def missing(persons: frozenset[str], other: UpdateFacts) -> set[str]:
+        stems = {_stem(word) for word in other.fact.word_set}
+        return {p for p in persons if p not in other.fact.word_set and _stem(p) not in stems}
+
+    return missing(older.persons, newer), missing(newer.persons, older)
 
 
 def _differs(old: frozenset[str], new: frozenset[str]) -> bool:
@@ -253,6 +260,11 @@ def decide(older: UpdateFacts, newer: UpdateFacts) -> UpdateVerdict:
     reverse_cover = len(shared) / len(new_subject)
     overlap = len(shared) / len(old_subject | new_subject)
     changes = newer.cues - older.cues
+    if not kinds:
+        # Only a negation came or went: the word of change must be one of negation ("no
+        # longer", "instead", "correction"), not the changed phrase itself ("has not
+        # been resolved" / "has been resolved" says the status, not that it changed).
+        changes = frozenset(cue for cue in changes if not cue.startswith("has been"))
     if ValueKind.PERSON in kinds:
         if not (older.roles or newer.roles or changes):
             return NO_UPDATE  # the same statement about someone else: another fact
