@@ -3,6 +3,9 @@ tests and the benchmark all run the same app."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 from temporalio.common import MetricMeter
@@ -26,6 +29,8 @@ DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
   `OpenWOP-Version` header; `GET /.well-known/openwop` (public) answers in the major
   the header asks for (v1 without one).
 * OpenIntent RFC-0015 memory REST under `/api/v1/`.
+* MCP (Model Context Protocol) for agents: streamable HTTP at `/mcp` (stateless, JSON),
+  tools remember, recall, forget, session_start, commitments, proposals.
 * Commitments (host extension): `/v1/host/commitments` (list, show, confirm, cancel)
   and `/v1/host/commitment-settings`.
 * Proposals (RFC 0096, reviewable learning): `/v1/proposals` (list, read, revise, apply,
@@ -53,6 +58,15 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
         search_routes,
     )
     from api.fast_reads import FastEntryReads
+    from api.mcp.http import mcp_on_api, running
+
+    key_cache = _KeyCache()
+    mcp_route, mcp_server = mcp_on_api(api, key_cache)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with running(mcp_server):
+            yield
 
     # FastAPI's own /docs page loads Swagger UI from a CDN: blank offline. This one
     # serves the same page with its assets from the fastapi-offline wheel.
@@ -66,9 +80,10 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
         # A path with a trailing slash is a 404 in the error envelope, not a redirect with
         # an empty body that a client must follow to learn the same thing.
         redirect_slashes=False,
+        lifespan=lifespan,
     )
     app.state.services = api
-    app.state.key_cache = _KeyCache()
+    app.state.key_cache = key_cache
     install_error_handlers(app)
     # The memory REST first: routes are matched in order, router by router, and these
     # are what agents call at every session start. No other router serves /api/v1.
@@ -92,6 +107,8 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
             prefix=f"{seam_prefix}/proposals",
             dependencies=proposal_routes.SEAM_DEPENDENCIES,
         )
+    # The MCP server (api/mcp/): the same store calls as the routes above.
+    app.router.routes.append(mcp_route)
     # Probes and scrapers carry no API key (runtime/health.py).
     app.router.routes.extend(health_routes(probed(api.probe), api.metrics))
     app.mount("/codec", codec_app(api, app.state.key_cache))

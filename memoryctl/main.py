@@ -47,6 +47,7 @@ from memoryctl.events import events_app
 from memoryctl.forget import forget, lineage
 from memoryctl.index import index_app
 from memoryctl.keys import keys_app
+from memoryctl.mcp import mcp
 from memoryctl.payload_keys import payload_keys_app
 from memoryctl.proposals import proposals_app
 from memoryctl.schedule import schedule_app
@@ -72,6 +73,7 @@ app.command("capabilities")(capabilities)
 app.command("demo")(demo)
 app.command("forget")(forget)
 app.command("lineage")(lineage)
+app.command("mcp")(mcp)
 
 
 def main() -> None:

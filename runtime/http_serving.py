@@ -19,7 +19,7 @@ from starlette.types import ASGIApp
 
 def _config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
     return uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="off", access_log=False
+        app, host=host, port=port, log_level="warning", lifespan="on", access_log=False
     )
 
 
