@@ -19,6 +19,7 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from memory.store import PostgresMemoryStore
@@ -52,9 +53,15 @@ async def stdio_client(ref: str, database_url: str) -> AsyncIterator[Client]:
         yield client
 
 
+def text_of(result: CallToolResult) -> str:
+    (content,) = result.content
+    assert isinstance(content, TextContent)
+    return content.text
+
+
 async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content[0].text
+    assert not result.is_error, text_of(result)
     assert result.structured_content is not None
     return dict(result.structured_content)
 
@@ -62,7 +69,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
 async def refused(client: Client, tool: str, **arguments: Any) -> str:
     result = await client.call_tool(tool, arguments)
     assert result.is_error
-    return str(result.content[0].text)
+    return text_of(result)
 
 
 def said(text: str) -> str:
