@@ -11,6 +11,7 @@ drawn request can start a workflow."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.parse
 from typing import Any
@@ -244,3 +245,108 @@ async def test_hostile_http_requests_are_refused_cleanly(fuzz_client, engine, re
         assert await fingerprint(engine) == BASELINE[engine], (method, path, response.text)
     elif method != "GET":
         BASELINE[engine] = await fingerprint(engine)  # an accepted write moves it
+
+
+# ---------------------------------------------------------------------- /mcp
+
+MCP_TOOLS = ["remember", "recall", "forget", "session_start", "commitments", "proposals"]
+MCP_ARGUMENTS = [
+    *("text", "tags", "supersedes", "agent_id", "query", "token_budget", "exclude_superseded"),
+    *("ids", "tag", "task", "action", "commitment_id", "proposal_id"),
+]
+mcp_arguments = st.dictionaries(
+    st.sampled_from(MCP_ARGUMENTS) | hostile_text, json_values | hostile_text, max_size=4
+)
+# Mostly well-formed calls, so the tools' own argument handling is what is fuzzed; the
+# rest hostile at every level (the transport's refusals).
+well_formed_call = st.fixed_dictionaries(
+    {
+        "jsonrpc": st.just("2.0"),
+        "id": st.integers(1, 10**6),
+        "method": st.just("tools/call"),
+        "params": st.fixed_dictionaries(
+            {"name": st.sampled_from(MCP_TOOLS), "arguments": mcp_arguments}
+        ),
+    }
+)
+hostile_call = st.fixed_dictionaries(
+    {
+        "jsonrpc": st.just("2.0") | json_values,
+        "method": st.sampled_from(
+            ["tools/call", "tools/list", "resources/read", "resources/templates/list", "ping"]
+        )
+        | hostile_text,
+    },
+    optional={
+        "id": st.integers() | hostile_text | json_values,
+        "params": st.fixed_dictionaries(
+            {},
+            optional={
+                "name": st.sampled_from(MCP_TOOLS) | hostile_text,
+                "arguments": mcp_arguments | json_values,
+                "uri": hostile_text | st.sampled_from(["memory://agent-1/MEMORY-INDEX.json"]),
+            },
+        )
+        | json_values,
+    },
+)
+
+
+@st.composite
+def mcp_requests(draw: st.DrawFn) -> tuple[dict[str, bytes], bytes, bool]:
+    """(headers, body, is a tool call)."""
+    valid = draw(st.integers(0, 9)) < 8
+    accept = "application/json, text/event-stream"
+    headers = {
+        "Accept": (accept if valid else draw(latin1 | st.just(accept))).encode("latin-1"),
+        "Content-Type": b"application/json" if valid else draw(latin1).encode("latin-1"),
+        "X-Agent-ID": draw(st.sampled_from(["agent-1", "a1"]) | latin1).encode("latin-1"),
+        "MCP-Protocol-Version": draw(st.sampled_from(["2025-11-25", "2025-06-18"]) | latin1).encode(
+            "latin-1"
+        ),
+    }
+    if not valid and draw(st.booleans()):
+        return headers, draw(st.binary(max_size=64)), False
+    body = draw(well_formed_call if valid else hostile_call)
+    return headers, json.dumps(body, allow_nan=True).encode(), body.get("method") == "tools/call"
+
+
+@pytest.fixture
+async def mcp_fuzz_client(fuzz_client):
+    """The fuzzed app with its lifespan running (the MCP transport's task group), in a
+    task of its own: a lifespan must end in the task it started in."""
+    client, key = fuzz_client
+    app = client._transport.app  # type: ignore[attr-defined]
+    started, stop = asyncio.Event(), asyncio.Event()
+
+    async def serve() -> None:
+        async with app.router.lifespan_context(app):
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(serve())
+    await started.wait()
+    yield client, key
+    stop.set()
+    await task
+
+
+@fuzz_settings()
+@given(request=mcp_requests())
+async def test_hostile_mcp_requests_are_refused_cleanly(mcp_fuzz_client, engine, request) -> None:
+    """/mcp answers hostile JSON-RPC below 500; a tool's refusal is an error result that
+    names no value sent, and changes nothing stored."""
+    client, key = mcp_fuzz_client
+    headers, body, tool_call = request
+    response = await client.post("/mcp", headers={**headers, "X-API-Key": key}, content=body)
+    event(f"/mcp {'tools/call' if tool_call else 'other'}: {response.status_code}")
+    assert response.status_code < 500, (response.status_code, response.text)
+    if not (tool_call and response.status_code == 200):
+        return
+    answer = response.json()
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if isinstance(result, dict) and result.get("isError"):
+        assert MARKER not in response.text, response.text
+        assert await fingerprint(engine) == BASELINE[engine], response.text
+    else:
+        BASELINE[engine] = await fingerprint(engine)  # a tool that ran may have written
