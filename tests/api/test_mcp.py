@@ -13,6 +13,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Any
 
 import httpx2
@@ -21,12 +22,14 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 from sqlalchemy.ext.asyncio import AsyncEngine
+from temporalio.testing import WorkflowEnvironment
 
 from memory.store import PostgresMemoryStore
-from schemas.commitments import InferCommitmentsRequest
+from schemas.workflow_io import DreamInput
 from tests.support.factories import WRITTEN_TEXTS
 from tests.support.proposals import last_mondays, seed_routine
 from tests.support.scan import tables_holding
+from workflows.dream import DreamWorkflow
 
 TOOLS = {"remember", "recall", "forget", "session_start", "commitments", "proposals"}
 
@@ -133,7 +136,11 @@ async def _an_agents_session(client: Client, engine: AsyncEngine) -> None:
 
 
 async def test_streamable_http_with_the_official_client(
-    running_api, store: PostgresMemoryStore, engine: AsyncEngine
+    running_api,
+    store: PostgresMemoryStore,
+    engine: AsyncEngine,
+    temporal_env: WorkflowEnvironment,
+    worker_task_queue: str,
 ) -> None:
     tenant = "t" + uuid.uuid4().hex[:10]
     key = await running_api.key_for(tenant)
@@ -144,7 +151,14 @@ async def test_streamable_http_with_the_official_client(
         promise = await call(
             client, "remember", text=said("Remind me tomorrow at 9 to call the bank")
         )
-        await store.commitments.infer(InferCommitmentsRequest(memory_ref=ref))  # a dream's step
+        # A dream (DreamWorkflow on the test's worker) infers the promise.
+        await temporal_env.client.execute_workflow(
+            DreamWorkflow.run,
+            DreamInput(memory_ref=ref, token_budget=8_000),
+            id=f"dream-mcp-{uuid.uuid4().hex[:8]}",
+            task_queue=worker_task_queue,
+            execution_timeout=timedelta(seconds=120),
+        )
         listed = await call(client, "commitments")
         assert [c["memory_id"] for c in listed["commitments"]] == [promise["id"]]
         commitment_id = listed["commitments"][0]["commitment_id"]
