@@ -307,7 +307,7 @@ def mcp_requests(draw: st.DrawFn) -> tuple[dict[str, bytes], bytes, bool]:
     }
     if not valid and draw(st.booleans()):
         return headers, draw(st.binary(max_size=64)), False
-    body = draw(well_formed_call if valid else hostile_call)
+    body: dict[str, Any] = draw(well_formed_call if valid else hostile_call)
     return headers, json.dumps(body, allow_nan=True).encode(), body.get("method") == "tools/call"
 
 
@@ -316,7 +316,7 @@ async def mcp_fuzz_client(fuzz_client):
     """The fuzzed app with its lifespan running (the MCP transport's task group), in a
     task of its own: a lifespan must end in the task it started in."""
     client, key = fuzz_client
-    app = client._transport.app  # type: ignore[attr-defined]
+    app = client._transport.app
     started, stop = asyncio.Event(), asyncio.Event()
 
     async def serve() -> None:
