@@ -154,9 +154,9 @@ async def test_schedule_list_names_the_memory_ref_of_a_schedule_the_temporal_cli
         await temporal_env.client.get_schedule_handle("dream-cli-made").delete()
 
 
-# Long-running processes with no result to print, and a command whose output is the JSON
-# file itself.
-WITHOUT_JSON = {"serve", "demo", "index show"}
+# Long-running processes with no result to print (mcp speaks the MCP protocol on stdout),
+# and a command whose output is the JSON file itself.
+WITHOUT_JSON = {"serve", "demo", "mcp", "index show"}
 
 
 def test_every_command_takes_json_as_the_docs_promise() -> None:
