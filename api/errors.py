@@ -147,11 +147,19 @@ def _field(location: tuple[Any, ...]) -> str:
     return ".".join(parts) or "body"
 
 
+def _problem(problem: dict[str, Any]) -> dict[str, str]:
+    """One refused part of a request: its field and what is wrong with it. A body that is
+    not JSON is the body's fault (its location is a character offset, not a field)."""
+    location = tuple(problem.get("loc", ()))
+    if problem.get("type") == "json_invalid":
+        offset = location[-1] if location and isinstance(location[-1], int) else None
+        where = f" at character {offset}" if offset is not None else ""
+        return {"field": "body", "message": f"is not valid JSON{where}"}
+    return {"field": _field(location), "message": problem.get("msg", "")}
+
+
 def _validation_error(error: RequestValidationError, major: int | None) -> JSONResponse:
-    problems = [
-        {"field": _field(tuple(problem.get("loc", ()))), "message": problem.get("msg", "")}
-        for problem in error.errors()
-    ]
+    problems = [_problem(problem) for problem in error.errors()]
     first = problems[0] if problems else {"field": "body", "message": "invalid"}
     return envelope(
         422,

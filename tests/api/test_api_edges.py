@@ -235,3 +235,17 @@ async def test_a_trailing_slash_is_a_404_envelope_not_a_redirect(running_api) ->
             response = await http.get(path, headers={"X-Agent-ID": "a1"})
             assert response.status_code == 404, (path, response.status_code)
             assert response.json()["error"] == "not_found"
+
+
+async def test_a_body_that_is_not_json_is_refused_naming_the_body(running_api) -> None:
+    """A JSON syntax error is the body's fault: 422 naming ``body`` and where it broke,
+    not a field called "8" (the character offset FastAPI puts in its location)."""
+    async with await running_api.client_for("t" + uuid.uuid4().hex[:10]) as http:
+        for route in ("/api/v1/memory", "/api/v1/memory/search"):
+            refused = await http.post(
+                route, content=b'{"agent_id": "a1",,}', headers={"Content-Type": "application/json"}
+            )
+            assert refused.status_code == 422, refused.text
+            answer = refused.json()
+            assert answer["field"] == "body", answer
+            assert answer["message"] == "body: is not valid JSON at character 18", answer
