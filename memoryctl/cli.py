@@ -60,6 +60,11 @@ class Unreachable(Exception):
     exit_status = EXIT_FAILED
 
 
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """ "1 archive", "3 archives", "0 archives" (``many``: an irregular plural)."""
+    return f"{count:,} {noun if count == 1 else (many or noun + 's')}"
+
+
 def print_error(message: str) -> None:
     """``error: <message>`` on stderr, red, on one line."""
     # markup=False: messages quote grammar like mem://<tenant>/<agent>[/<scope>].

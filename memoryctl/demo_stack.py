@@ -22,11 +22,12 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from temporalio.client import Client, ScheduleActionExecutionStartWorkflow
 
-from memory.distillation.memory_index import INDEX_PATH
+from memory.distillation.memory_index import INDEX_PATH, counted_tiers
 from memory.redaction.vault import FileSecretVault
 from memory.storage.embedded import asyncpg_url_for, default_data_dir, start_embedded_postgres
 from memory.storage.engines import create_engine, migrate
 from memory.store import PostgresMemoryStore
+from memoryctl.cli import plural
 from memoryctl.demo_api import check_and_show, serving_api
 from memoryctl.demo_data import TENANTS, load_or_create_secrets, seed_demo_memory
 from memoryctl.dev_server import temporal_dev_server
@@ -231,8 +232,8 @@ async def show_results(
             top = ", ".join(f"{t['tag']} ({t['count']})" for t in index["tags"][:5])
             console.print(
                 f"{INDEX_PATH} v{version}: {index['sizeTokens']} tokens "
-                f"(cap {index['maxSizeTokens']}), {index['archiveCount']} archives, "
-                f"entries {index['entryCounts']}, top tags: {top}",
+                f"(cap {index['maxSizeTokens']}), {plural(index['archiveCount'], 'archive')}, "
+                f"entries: {counted_tiers(index['entryCounts'])}, top tags: {top}",
                 soft_wrap=True,
             )
         if distillation and distillation.output_id:

@@ -292,11 +292,17 @@ def build_index_document(ref: MemoryRef, facts: dict[str, Any]) -> tuple[bytes, 
             omitted["tags"] += 1
 
 
+def counted_tiers(counts: dict[str, int]) -> str:
+    """{"working": 0, "episodic": 89} -> "89 episodic, 0 working" (largest first)."""
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{n:,} {tier}" for tier, n in ordered) or "none"
+
+
 def render_markdown(document: dict[str, Any]) -> bytes:
     lines = [
         f"# Memory index for {document['memoryRef']}",
         "",
-        f"- entries: {document['entryCounts']}",
+        "- entries: " + counted_tiers(document["entryCounts"]),
         f"- time range: {document['timeRange']['oldest']} .. {document['timeRange']['newest']}",
         f"- archives: {document['archiveCount']} (index size {document['sizeTokens']} tokens)",
         f"- changed facts: {document['changedFacts']['superseded']} superseded by a later "

@@ -71,6 +71,8 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     assert '"trigger": "host-managed"' in first
     assert "archive checksum: " in first
     assert "MEMORY-INDEX.json v1" in first
+    # Counts in words, not a Python dict (issue 41): "1 archive, entries: 89 episodic, ...".
+    assert re.search(r"MEMORY-INDEX.json v1: .*\d+ archives?, entries: \d+ \w+", first), first
     # The dream's consolidation: the restated fact merged, the look-alike recorded.
     assert re.search(r"consolidation pass cp-\w+: \d+ -> \d+ long-term entries, 2 merged", first)
     assert "1 new conflicts" in first

@@ -105,3 +105,19 @@ async def test_index_counts_follow_every_kind_of_write(
     await _assert_index_matches_recount(store, ref)
     # The other ref's counts were never touched by any of it.
     assert (await _index_counts(store, other))[1] == {"red": 1}
+
+
+async def test_the_markdown_index_reads_as_text(store: PostgresMemoryStore) -> None:
+    """MEMORY-INDEX.md is for a person: counts in words, no Python dict (issue 41)."""
+    from memory.distillation.memory_index import INDEX_MD_PATH
+
+    ref = unique_ref()
+    await store.put_many(ref, [note("a"), note("b", tier=Tier.SEMANTIC), note("c")])
+    parsed = parse_memory_ref(ref)
+    async with store.engine.begin() as connection:
+        await refresh_index(connection, parsed, store.now())
+        found = await read_workspace_file(connection, parsed, INDEX_MD_PATH)
+    assert found is not None
+    text = found[1].decode("utf-8")
+    assert "- entries: 2 episodic, 1 semantic, 0 working" in text, text
+    assert "{" not in text and "'" not in text, text

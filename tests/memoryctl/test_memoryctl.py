@@ -202,3 +202,16 @@ async def test_schedule_commands_print_json(temporal_env: WorkflowEnvironment) -
         "scheduleId": "dream:json-tenant:agent-3",
         "deleted": True,
     }
+
+
+def test_counts_read_as_words() -> None:
+    """Plurals a person reads (issue 41): "1 archive", "3 archives", "0 archives"."""
+    from memoryctl.cli import plural
+
+    assert [plural(n, "archive") for n in (0, 1, 3, 1200)] == [
+        "0 archives",
+        "1 archive",
+        "3 archives",
+        "1,200 archives",
+    ]
+    assert plural(2, "entry", "entries") == "2 entries"
