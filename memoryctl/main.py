@@ -10,16 +10,19 @@
     memoryctl forget --memory-ref REF (--id ID ... | --tag TAG | --subject S [--tenant-wide])
                      [--dry-run] [--yes] [--json]          erase entries and their derived copies
     memoryctl lineage --memory-ref REF --id ID [--json]    where an entry's text went
-    memoryctl consolidate run | audit | conflicts | undo   see memoryctl/consolidate.py
-    memoryctl commitments infer | list | show | cancel     see memoryctl/commitments.py
+    memoryctl consolidate run | audit | conflicts | undo   merge duplicates, link changed facts
+    memoryctl commitments infer | list | show | cancel     promises found in memory
     memoryctl proposals list | show | revise | apply | decide | reject | archive
-                                                           see memoryctl/proposals.py
-    memoryctl memory put | get | list | forget             entries by hand (memoryctl/entries.py)
+                                                           automations waiting for review
+    memoryctl memory put | get | list | search | forget    entries by hand
+    memoryctl mcp --memory-ref REF                         the MCP server over stdio
     memoryctl dream run --memory-ref REF [--token-budget N] [--json]   a dream now, waited for
     memoryctl dream fleet [--tenant T] [--json]    every agent with new work, one workflow
     memoryctl keys create --tenant T | list | revoke KEY_ID   the HTTP API's keys
     memoryctl serve [--host H] [--port P]                  run the HTTP API until Ctrl-C
     memoryctl capabilities [--json]                        the live discovery document
+
+Each group's own --help (memoryctl consolidate --help) lists its commands and options.
 
 Every failure is one line on stderr, never a traceback:
   exit 2  bad input, naming the field (memoryRef, token-budget, cron, DATABASE_URL, ...)

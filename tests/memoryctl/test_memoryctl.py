@@ -215,3 +215,17 @@ def test_counts_read_as_words() -> None:
         "1,200 archives",
     ]
     assert plural(2, "entry", "entries") == "2 entries"
+
+
+def test_the_help_names_no_source_file() -> None:
+    """memoryctl --help is read by people who have not opened the code (issue 41)."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "memoryctl.main", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert ".py" not in shown.stdout, shown.stdout
+    assert "memoryctl mcp" in shown.stdout
