@@ -21,6 +21,7 @@ from memoryctl.cli import (
     MEMORY_REF_HELP,
     JsonOption,
     MemoryRefOption,
+    bad_input,
     checked_ref,
     open_store,
     run_action,
@@ -80,12 +81,26 @@ def _emit(rows: list[EventRecord], as_json: bool) -> None:
     sys.stdout.flush()
 
 
+def _event_types(types: list[str]) -> list[str]:
+    """The --type values, each a known event type; otherwise one line listing them (the
+    value typed is not repeated: memoryctl/usage.py)."""
+    known = [str(t) for t in EventType]
+    if any(t not in known for t in types):
+        raise bad_input(f"--type: not an event type; the types are {', '.join(known)}")
+    return types
+
+
 @events_app.command("tail")
 def tail(
     memory_ref: MemoryRefOption,
     types: Annotated[
-        list[EventType] | None,
-        typer.Option("--type", help="Only events of this type; repeat for several."),
+        list[str] | None,
+        typer.Option(
+            "--type",
+            metavar="TYPE",
+            help="Only events of this type (memory.written, commitment.fired, ...); repeat "
+            "for several.",
+        ),
     ] = None,
     after: Annotated[
         int,
@@ -101,7 +116,7 @@ def tail(
     payload, one a line (--json: one JSON object a line). With --follow, print new
     events as they are written until Ctrl-C, which ends the command with exit 0."""
     ref = checked_ref(memory_ref)
-    wanted = [str(t) for t in types] if types else None
+    wanted = _event_types(types) if types else None
 
     async def action() -> None:
         last = after

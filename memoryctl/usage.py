@@ -40,7 +40,13 @@ def without_typed_values(message: str, typed: Sequence[str], names: Iterable[str
         message = message.replace(token, VALUE)
         # Click shows some values through repr() (escapes, other quotes).
         message = message.replace(repr(token), repr(VALUE))
-    return message
+    # "Invalid value for '--tier': Value error, '<value>' is not one of ..." reads as if
+    # "<value>" were what was typed: say the rule alone.
+    return _QUOTED_VALUE.sub("", message)
+
+
+# The typed value quoted before the rule it broke, with pydantic's "Value error, ".
+_QUOTED_VALUE = re.compile(r"(?:Value error, )?'<value>' (?=is not|does not)")
 
 
 def usage_line(error: Any, typed: Sequence[str]) -> str:
