@@ -19,7 +19,7 @@ from schemas.consolidation import (
     SupersededEntry,
     UndoReport,
 )
-from schemas.errors import PassNotFound
+from schemas.errors import InvalidInput
 from schemas.memory_entry import MAX_LIST_LIMIT
 from schemas.memory_ref import MemoryRef
 
@@ -65,7 +65,10 @@ class Consolidations:
 
     async def undo(self, ref: MemoryRef, pass_id: str) -> UndoReport:
         if not possible(PASS_ID, pass_id):
-            raise PassNotFound("(malformed)")
+            # Named as the CLI option is; the value typed is not repeated.
+            raise InvalidInput(
+                "--pass", "must be a pass id (cp- and 20 hex digits, as consolidate run prints)"
+            )
         async with self.db.writing() as connection:
             return await undo_pass(connection, ref, pass_id, self.db.now(), self.db.intent_links)
 

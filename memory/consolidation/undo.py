@@ -53,8 +53,11 @@ async def undo_pass(
             )
         )
     ).first()
-    if found is None or found.undone_at is not None:
+    if found is None:
         raise PassNotFound(pass_id)
+    if found.undone_at is not None:
+        when = found.undone_at.isoformat(timespec="seconds")
+        raise ConsolidationRefused(f"pass {pass_id} was undone already, at {when}")
     marked = (
         await connection.execute(
             select(

@@ -230,8 +230,11 @@ async def test_undo_restores_every_row_of_a_pass(store: PostgresMemoryStore) -> 
     assert report.restored == 2
     assert {e.id for e in written} <= await live_ids(store, ref)
     assert await store.superseded(ref) == []
-    with pytest.raises(PassNotFound):
+    # Undone once: a second undo says so (issue 41: it said the pass did not exist).
+    with pytest.raises(ConsolidationRefused, match="undone already"):
         await store.undo_consolidation(ref, result.pass_id)
+    with pytest.raises(PassNotFound):
+        await store.undo_consolidation(ref, "cp-" + "0" * 20)
 
 
 async def test_undo_is_refused_whole_when_a_restored_key_is_taken(

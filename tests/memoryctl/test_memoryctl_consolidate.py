@@ -81,7 +81,7 @@ async def test_run_audit_conflicts_and_undo(
     assert undone["restored"] == 1
     assert {e.id for e in await store.list(ref)} == {e.id for e in written}
     again = memoryctl("undo", "--memory-ref", ref, "--pass", result["passId"], env=env)
-    assert "not_found" in one_line_error(again, 1)
+    assert f"pass {result['passId']} was undone already" in one_line_error(again, 1)
 
 
 async def test_refusals_and_bad_input_are_one_line(
@@ -90,7 +90,10 @@ async def test_refusals_and_bad_input_are_one_line(
     ref = unique_ref()
     env = {"DATABASE_URL": database_url}
     one_line_error(memoryctl("audit", "--memory-ref", "mem://../x", env=env), 2)
-    one_line_error(memoryctl("undo", "--memory-ref", ref, "--pass", "cp-nope", env=env), 1)
+    malformed = memoryctl("undo", "--memory-ref", ref, "--pass", "cp-nope", env=env)
+    assert "--pass: must be a pass id" in one_line_error(malformed, 2)
+    unknown = memoryctl("undo", "--memory-ref", ref, "--pass", "cp-" + "0" * 20, env=env)
+    assert "not_found" in one_line_error(unknown, 1)
     # A key taken again since the pass: undo is refused whole.
     await store.put(ref, note("Region: eu-west-1", tier=Tier.SEMANTIC, namespace="d", key="r"))
     await store.put(ref, note("Region: eu-west-2", tier=Tier.SEMANTIC, namespace="D", key="R"))
