@@ -13,12 +13,14 @@ from rich.table import Table
 
 from memoryctl.cli import (
     JsonOption,
+    _database_target,
     console,
     open_store,
     print_json,
     run_action,
     temporal_client_made,
 )
+from runtime.settings import Settings
 
 if TYPE_CHECKING:
     from schemas.discovery import ComponentStatus, DiscoveryDocument
@@ -44,18 +46,21 @@ def capabilities(as_json: JsonOption = False) -> None:
     for dimension, available in document.memory_dimensions.items():
         table.add_row(str(dimension), "yes" if available else "no")
     console.print(table)
+
     status = document.x_host_status
-    for name, component in (
-        ("database", status.database),
-        ("temporal", status.temporal),
-        ("worker", status.worker),
+    for name, component, where in (
+        ("database", status.database, _database_target()),
+        ("temporal", status.temporal, Settings().temporal_address),
+        ("worker", status.worker, f"task queue {host.task_queue}"),
     ):
-        console.print(_status_line(name, component), markup=False, soft_wrap=True)
+        console.print(_status_line(name, component, where), markup=False, soft_wrap=True)
 
 
-def _status_line(name: str, component: ComponentStatus) -> str:
+def _status_line(name: str, component: ComponentStatus, where: str) -> str:
+    """ "temporal: unavailable at 127.0.0.1:7233 (unreachable (RuntimeError))": this
+    machine's own settings say where it looked (the HTTP discovery document does not)."""
     state = "available" if component.available else "unavailable"
-    return f"{name + ':':<10}{state} ({component.detail})"
+    return f"{name + ':':<10}{state} at {where} ({component.detail})"
 
 
 async def _discover() -> DiscoveryDocument:
@@ -63,7 +68,6 @@ async def _discover() -> DiscoveryDocument:
     from memory.store import StoreLimits
     from runtime.client import connect
     from runtime.probe import HostProbe
-    from runtime.settings import Settings
 
     settings = Settings()
     async with open_store() as store:

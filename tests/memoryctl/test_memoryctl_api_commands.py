@@ -491,9 +491,11 @@ async def test_capabilities_without_database_or_temporal_exit_zero(closed_port: 
     status = document["x-host-agent-memory-status"]
     assert not any(status[name]["available"] for name in ("database", "temporal", "worker"))
     assert "pw" not in as_json.stdout + as_table.stdout
-    assert any(
-        line.startswith("database:") and "unavailable" in line for line in ok(as_table).splitlines()
-    )
+    lines = ok(as_table).splitlines()
+    assert any(line.startswith("database:") and "unavailable" in line for line in lines)
+    # Where it looked, from this machine's settings (issue 41: the address was missing).
+    assert f"temporal: unavailable at 127.0.0.1:{closed_port} (" in as_table.stdout
+    assert f"database: unavailable at 127.0.0.1:{closed_port}/x (" in as_table.stdout
     assert "DATABASE_URL" in one_line_error(malformed, 2)
 
 
