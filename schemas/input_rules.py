@@ -14,7 +14,7 @@ import math
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -66,6 +66,16 @@ def _check_text(value: Any) -> Any:
 # The text rules for any str field: Annotated[str, ..., CHECK_TEXT].
 CHECK_TEXT = BeforeValidator(_check_text)
 SafeText = Annotated[str, CHECK_TEXT]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank_text", "must hold some text, not nothing or only spaces")
+    return value
+
+
+# What an entry says: an empty or blank entry is no memory.
+EntryText = Annotated[str, CHECK_TEXT, AfterValidator(_not_blank)]
 
 
 class _Broken(Exception):

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from schemas.base import Instant, WireModel
-from schemas.input_rules import CHECK_TEXT, Metadata, SafeText
+from schemas.input_rules import CHECK_TEXT, EntryText, Metadata
 
 MAX_CONTENT_BYTES = 64 * 1024
 MAX_TAGS = 64
@@ -138,7 +138,7 @@ class HostMemoryEntry(MemoryEntry):
 class NewMemoryEntry(WireModel):
     """What a host write supplies. The store issues id/version/timestamps."""
 
-    content: SafeText
+    content: EntryText
     tags: tuple[Tag, ...] = Field(default=(), max_length=MAX_TAGS)
     tier: Tier = Tier.EPISODIC
     id: EntryId | None = None
@@ -160,7 +160,7 @@ class NewMemoryEntry(WireModel):
 class EntryChanges(WireModel):
     """A partial update; unset fields keep their value. Requires the expected version."""
 
-    content: SafeText | None = None
+    content: EntryText | None = None
     tags: tuple[Tag, ...] | None = Field(default=None, max_length=MAX_TAGS)
     pinned: bool | None = None
     priority: Priority | None = None

@@ -334,6 +334,9 @@ async def test_bad_input_is_one_line_naming_the_option(closed_port: int) -> None
          "--namespace"),
         (["memory", "put", "--memory-ref", ref, "--content", "x", "--tier", "core"], env, 2,
          "--tier"),
+        # An empty entry is no memory (issue 41).
+        (["memory", "put", "--memory-ref", ref, "--content", "  "], env, 2,
+         "--content: must hold some text"),
         (["memory", "get", "--memory-ref", ref, "../etc"], env, 2, "ID"),
         (["events", "tail", "--memory-ref", ref, "--type", "memory.nope"], env, 2, "--type"),
         (["dream", "run", "--memory-ref", ref, "--token-budget", "0"], down, 2, "--token-budget"),
