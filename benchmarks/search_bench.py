@@ -775,11 +775,11 @@ async def measure(
         # The vector leg alone, MIN_DEPTH deep (semantic mode): its candidates, to compare
         # with the bare leg's rows; then the hybrid ranking a search of LIMIT returns.
         filters = SearchRequest(query=query).filters()
-        vector_leg, _ = await store.searches.rank(
+        vector_leg, _, _ = await store.searches.ranking(
             parse_memory_ref(REF), query, filters, MIN_DEPTH, SearchMode.SEMANTIC
         )
         product_vec_rows.append(len(vector_leg))
-        ranked, _ = await store.searches.rank(parse_memory_ref(REF), query, filters, LIMIT)
+        ranked, _, _ = await store.searches.ranking(parse_memory_ref(REF), query, filters, LIMIT)
         product_ids = [hit.id for hit in ranked]
         bare_ids = await bare.search(query)
         bare_vec_rows.append(bare.last_vector_rows)

@@ -13,8 +13,8 @@ from rich.table import Table
 
 from memoryctl.cli import (
     JsonOption,
-    _database_target,
     console,
+    database_target,
     open_store,
     print_json,
     run_action,
@@ -49,7 +49,7 @@ def capabilities(as_json: JsonOption = False) -> None:
 
     status = document.x_host_status
     for name, component, where in (
-        ("database", status.database, _database_target()),
+        ("database", status.database, database_target()),
         ("temporal", status.temporal, Settings().temporal_address),
         ("worker", status.worker, f"task queue {host.task_queue}"),
     ):

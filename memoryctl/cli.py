@@ -206,7 +206,7 @@ def _database_url() -> str | None:
     return os.environ.get("DATABASE_URL") or None
 
 
-def _database_target() -> str:
+def database_target() -> str:
     """host:port/database of DATABASE_URL (user and password left out)."""
     from sqlalchemy.engine import make_url
 
@@ -258,7 +258,7 @@ def _bounded_connect(dialect: Any, record: Any, cargs: Any, cparams: dict[str, A
 def _database_failure(error: OSError | DBAPIError) -> str:
     from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-    target = _database_target()
+    target = database_target()
     if isinstance(error, OSError):  # refused, unknown host, unix socket missing, timed out
         reason = str(error) or f"no answer within {DATABASE_CONNECT_TIMEOUT_S:g} s"
         return (

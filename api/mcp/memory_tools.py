@@ -26,7 +26,13 @@ from memory.search.read_budget import within_budget
 from memory.store import PostgresMemoryStore
 from memory.tokens import count_tokens
 from schemas.errors import InvalidInput
-from schemas.memory_entry import ForgetRequest, HostMemoryEntry, NewMemoryEntry, Tier
+from schemas.memory_entry import (
+    ForgetRequest,
+    HostMemoryEntry,
+    MemoryQuery,
+    NewMemoryEntry,
+    Tier,
+)
 from schemas.memory_ref import MemoryRef
 from schemas.search import MAX_SEARCH_LIMIT, SearchRequest
 
@@ -145,8 +151,6 @@ class MemoryTools:
             found = await self.store.search(ref, _search(task, (), False))
             ranked = [hit.entry for hit in found.hits]
         else:
-            from schemas.memory_entry import MemoryQuery
-
             ranked = await self.store.query(ref, MemoryQuery(limit=MAX_SEARCH_LIMIT))
         kept = within_budget(ranked, left) if left else []
         return {"memory_index": json.loads(index), "entries": [_entry(e) for e in kept]}
@@ -190,8 +194,8 @@ class MemoryTools:
             return {"proposals": [_proposal(p) for p in listed]}
         if proposal_id is None:
             raise InvalidInput("proposal_id", "required to show")
-        found = [p for p in await proposals.list(caller.tenant, memory_ref=ref)]
-        match = next((p for p in found if p.id == proposal_id), None)
+        listed = await proposals.list(caller.tenant, memory_ref=ref)
+        match = next((p for p in listed if p.id == proposal_id), None)
         if match is None:
             raise InvalidInput("proposal_id", "names no proposal of this agent")
         return {"proposal": match.to_wire()}

@@ -77,10 +77,16 @@ def _answer(result: dict[str, Any]) -> CallToolResult:
     )
 
 
-async def _call(run: Callable[[], Awaitable[dict[str, Any]]]) -> CallToolResult:
-    """A tool's result, or its refusal as an error result naming the argument."""
+async def _call(
+    identify: Identify,
+    ctx: Context,
+    tool: Callable[..., Awaitable[dict[str, Any]]],
+    **arguments: Any,
+) -> CallToolResult:
+    """``tool`` for the caller ``ctx`` identifies: its result, or its refusal as an
+    error result naming the argument."""
     try:
-        return _answer(await run())
+        return _answer(await tool(await identify(ctx), **arguments))
     except InvalidInput as error:
         return _refused(_ARGUMENTS.get(error.field, error.field), error.rule)
     except UnknownCaller as error:
@@ -99,8 +105,8 @@ class MemoryServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> Any:
-        known = sorted(tool.name for tool in self._tool_manager.list_tools())
-        if name not in known:
+        if self._tool_manager.get_tool(name) is None:
+            known = sorted(tool.name for tool in self._tool_manager.list_tools())
             text = f"unknown_tool: this server has {', '.join(known)}"
             return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         try:
@@ -137,15 +143,13 @@ def build_server(tools: MemoryTools, identify: Identify) -> MCPServer:
         """Store something in long-term memory. Secrets the tenant registered are
         redacted before it is stored. Returns the new entry's id."""
         return await _call(
-            lambda: _with(
-                identify,
-                ctx,
-                tools.remember,
-                text=text,
-                tags=tags,
-                supersedes=supersedes,
-                agent_id=agent_id,
-            )
+            identify,
+            ctx,
+            tools.remember,
+            text=text,
+            tags=tags,
+            supersedes=supersedes,
+            agent_id=agent_id,
         )
 
     @server.tool()
@@ -163,16 +167,14 @@ def build_server(tools: MemoryTools, identify: Identify) -> MCPServer:
         budget. A value that changed comes newest first; the older one is marked
         superseded_by (or conflicts_with when it is unclear which holds)."""
         return await _call(
-            lambda: _with(
-                identify,
-                ctx,
-                tools.recall,
-                query=query,
-                token_budget=token_budget,
-                tags=tags,
-                exclude_superseded=exclude_superseded,
-                agent_id=agent_id,
-            )
+            identify,
+            ctx,
+            tools.recall,
+            query=query,
+            token_budget=token_budget,
+            tags=tags,
+            exclude_superseded=exclude_superseded,
+            agent_id=agent_id,
         )
 
     @server.tool()
@@ -188,9 +190,7 @@ def build_server(tools: MemoryTools, identify: Identify) -> MCPServer:
     ) -> CallToolResult:
         """Erase entries by id or by tag, with every copy derived from them (indexes,
         vectors, distilled summaries). Returns how many entries were forgotten."""
-        return await _call(
-            lambda: _with(identify, ctx, tools.forget, ids=ids, tag=tag, agent_id=agent_id)
-        )
+        return await _call(identify, ctx, tools.forget, ids=ids, tag=tag, agent_id=agent_id)
 
     @server.tool()
     async def session_start(
@@ -206,14 +206,12 @@ def build_server(tools: MemoryTools, identify: Identify) -> MCPServer:
         the entries most relevant to the task (the most recent without one), within the
         token budget."""
         return await _call(
-            lambda: _with(
-                identify,
-                ctx,
-                tools.session_start,
-                task=task,
-                token_budget=token_budget,
-                agent_id=agent_id,
-            )
+            identify,
+            ctx,
+            tools.session_start,
+            task=task,
+            token_budget=token_budget,
+            agent_id=agent_id,
         )
 
     @server.tool()
@@ -231,14 +229,12 @@ def build_server(tools: MemoryTools, identify: Identify) -> MCPServer:
         """The promises found in memory ("remind me Friday at 9"): each fires once, at its
         time or when its condition holds."""
         return await _call(
-            lambda: _with(
-                identify,
-                ctx,
-                tools.commitments,
-                action=action,
-                commitment_id=commitment_id,
-                agent_id=agent_id,
-            )
+            identify,
+            ctx,
+            tools.commitments,
+            action=action,
+            commitment_id=commitment_id,
+            agent_id=agent_id,
         )
 
     @server.tool()
@@ -255,14 +251,12 @@ def build_server(tools: MemoryTools, identify: Identify) -> MCPServer:
         """Automations learned from repeated requests, waiting for a person's review.
         Read-only here: applying one is a reviewer's act (the review API)."""
         return await _call(
-            lambda: _with(
-                identify,
-                ctx,
-                tools.proposals,
-                action=action,
-                proposal_id=proposal_id,
-                agent_id=agent_id,
-            )
+            identify,
+            ctx,
+            tools.proposals,
+            action=action,
+            proposal_id=proposal_id,
+            agent_id=agent_id,
         )
 
     @server.resource(
@@ -280,13 +274,3 @@ def build_server(tools: MemoryTools, identify: Identify) -> MCPServer:
             return "{}"  # unknown, unreachable and empty read alike
 
     return server
-
-
-async def _with(
-    identify: Identify,
-    ctx: Context,
-    tool: Callable[..., Awaitable[dict[str, Any]]],
-    **arguments: Any,
-) -> dict[str, Any]:
-    caller = await identify(ctx)
-    return await tool(caller, **arguments)

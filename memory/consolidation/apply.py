@@ -37,7 +37,7 @@ from memory.consolidation.update_links import (
 from memory.cpu_work import on_loop
 from memory.entries.content import rewrite_contents
 from memory.entries.lineage import MERGED_INTO
-from memory.events.event_log import PendingEvent, append_events
+from memory.events.event_log import PendingEvent, append_events, long_term_update
 from memory.keyed_ids.intent_links import IntentLinks, intent_id_column
 from memory.redaction.chokepoint import MemorySecretRegistry, write_redacted
 from memory.redaction.entry_fields import redact_tags
@@ -56,10 +56,8 @@ from schemas.events import (
     AgentMemoryConsolidated,
     EventType,
     MemoryConflict,
-    MemoryLifecycle,
     MemoryWritten,
 )
-from schemas.memory_entry import Tier
 from schemas.memory_ref import MemoryRef
 
 ENTRIES = tables.entries
@@ -333,32 +331,6 @@ async def _apply(
         await rewrite_contents(connection, ref, redacted, now)
         return _Applied(clusters, events, len(plan.clusters) - len(clusters), tuple(redacted))
     return _Applied(clusters, events, len(plan.clusters) - len(clusters))
-
-
-def long_term_update(
-    ref: MemoryRef,
-    memory_id: str,
-    version: int,
-    reason: str,
-    previous_version: int | None = None,
-    *,
-    intent: str | None = None,
-) -> PendingEvent:
-    """memory.updated of a long-term entry a pass (or its undo) marked, unmarked or
-    strengthened; ``intent`` is its link to an OpenIntent intent
-    (memory/keyed_ids/intent_links.py)."""
-    return PendingEvent(
-        EventType.MEMORY_UPDATED,
-        MemoryLifecycle(
-            memory_ref=str(ref),
-            memory_id=memory_id,
-            tier=Tier.SEMANTIC,
-            version=version,
-            previous_version=previous_version,
-            reason=reason,
-        ),
-        intent=intent,
-    )
 
 
 def _survivor_events(

@@ -17,10 +17,9 @@ from datetime import datetime
 from sqlalchemy import and_, any_, bindparam, delete, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory.consolidation.apply import long_term_update
 from memory.entries.lineage import MERGED_INTO
 from memory.entries.rows import live
-from memory.events.event_log import append_events
+from memory.events.event_log import append_events, long_term_update
 from memory.keyed_ids.intent_links import IntentLinks, intent_id_column
 from memory.storage import tables
 from memory.storage.locks import consolidation_pass, lock, memory_ref_order

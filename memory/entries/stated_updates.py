@@ -20,13 +20,12 @@ from sqlalchemy import any_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.entries.rows import live
-from memory.events.event_log import PendingEvent
+from memory.events.event_log import PendingEvent, long_term_update
 from memory.keyed_ids.intent_links import IntentLinks, intent_id_column
 from memory.storage import tables
 from memory.storage.sql_arrays import texts
 from memory.storage.tenant_scope import scoped
 from schemas.errors import InvalidInput
-from schemas.events import EventType, MemoryLifecycle
 from schemas.memory_entry import NewMemoryEntry, Tier
 from schemas.memory_ref import MemoryRef
 
@@ -36,16 +35,9 @@ SUPERSEDED = "superseded"
 
 
 def _superseded_event(ref: MemoryRef, row: Any, links: IntentLinks) -> PendingEvent:
-    return PendingEvent(
-        EventType.MEMORY_UPDATED,
-        MemoryLifecycle(
-            memory_ref=str(ref),
-            memory_id=row.id,
-            tier=Tier(row.tier),
-            version=row.version,
-            reason=SUPERSEDED,
-        ),
-        intent=links.digest(ref.tenant, row.intent_id),
+    intent = links.digest(ref.tenant, row.intent_id)
+    return long_term_update(
+        ref, row.id, row.version, SUPERSEDED, tier=Tier(row.tier), intent=intent
     )
 
 

@@ -208,3 +208,30 @@ def _records(rows: Any) -> list[EventRecord]:
         )
         for row in rows
     ]
+
+
+def long_term_update(
+    ref: MemoryRef,
+    memory_id: str,
+    version: int,
+    reason: str,
+    previous_version: int | None = None,
+    *,
+    tier: Tier = Tier.SEMANTIC,
+    intent: str | None = None,
+) -> PendingEvent:
+    """memory.updated of an entry a pass (or its undo, or a writer's stated update)
+    marked, unmarked or strengthened, long-term unless ``tier`` says otherwise;
+    ``intent`` is its link to an OpenIntent intent (memory/keyed_ids/intent_links.py)."""
+    return PendingEvent(
+        EventType.MEMORY_UPDATED,
+        MemoryLifecycle(
+            memory_ref=str(ref),
+            memory_id=memory_id,
+            tier=tier,
+            version=version,
+            previous_version=previous_version,
+            reason=reason,
+        ),
+        intent=intent,
+    )

@@ -140,8 +140,9 @@ def read_update_facts(text: str, fact: FactText | None = None) -> UpdateFacts:
     values = read_values(stated, fact if stated == text else read_fact_text(stated))
     body = stated[filler_end(stated) :]
     cue_words = {w for cue in cues for w in re.findall(r"[^\W_]+", cue)}
+    words = re.findall(r"[^\W_]+", body.casefold())
     subject = set()
-    for word in re.findall(r"[^\W_]+", body.casefold()):
+    for word in words:
         if word in SELF:
             subject.add("@self")
         elif (
@@ -161,7 +162,7 @@ def read_update_facts(text: str, fact: FactText | None = None) -> UpdateFacts:
         persons=persons,
         names=names,
         cues=cues,
-        roles=bool(set(re.findall(r"[^\W_]+", body.casefold())) & ROLE_WORDS),
+        roles=not ROLE_WORDS.isdisjoint(words),
         long=len(fact.words) > MAX_CONTENT_WORDS,
     )
 

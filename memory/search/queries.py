@@ -160,7 +160,7 @@ class EntryQueries:
         if not (options.query and options.query.strip()):
             raise InvalidInput("query", "is required when rank is 'relevance'")
         tags = (options.tag,) if options.tag is not None else ()
-        ranked, found = await self.search.rank(
+        ranked, found, _ = await self.search.ranking(
             ref, options.query, MemoryQuery(tags_all=tags), limit, columns=_LISTED
         )
         return [found[hit.id] for hit in ranked if hit.id in found]

@@ -135,19 +135,6 @@ class EntrySearch:
         model = self.vectors.model if mode is not SearchMode.TEXT else None
         return SearchResult(mode=mode, model=model.id if model else None, hits=hits)
 
-    async def rank(
-        self,
-        ref: MemoryRef,
-        query: str,
-        filters: MemoryQuery,
-        limit: int,
-        mode: SearchMode = SearchMode.HYBRID,
-        columns: Sequence[ColumnElement[Any]] = (),
-    ) -> tuple[list[Ranked], dict[str, Record]]:
-        """``ranking`` without the marks."""
-        ranked, rows, _ = await self.ranking(ref, query, filters, limit, mode, columns)
-        return ranked, rows
-
     async def ranking(
         self,
         ref: MemoryRef,
