@@ -15,58 +15,69 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from memory.adapter import HostMemoryStore
-from memory.commitments.store import CommitmentStore
-from memory.consolidation.passes import Consolidations
-from memory.consolidation.update_judge import UpdateJudge, configured_judge
-from memory.distillation.distillations import Distillations
-from memory.embeddings.choice import configured_embedder
-from memory.embeddings.model import Embedder
+from memory.entries.entry_ids import new_entry_id
 from memory.entries.limits import StoreLimits
-from memory.entries.writes import EntryWrites, new_entry_id
-from memory.erasure.forget import Erasure
-from memory.erasure.retention import Retention
-from memory.events.reads import Events
-from memory.fixture_runs.records import FixtureRuns
 from memory.fleet.maintenance_writes import declare_maintenance_on
-from memory.fleet.selection import FleetSelection
-from memory.indexes.vectors import EntryVectors
 from memory.input_gate import checked
-from memory.keyed_ids.intent_links import IntentLinks
-from memory.proposals.store import ProposalStore
-from memory.redaction.chokepoint import MemorySecretRegistry
-from memory.search.queries import EntryQueries
-from memory.search.ranking import EntrySearch
-from memory.snapshots.frozen import SnapshotItem
-from memory.snapshots.sessions import Snapshots
 from memory.storage.database import Database, utc_now
-from schemas.consolidation import (
-    ConflictRecord,
-    SupersededEntry,
-    UndoReport,
-)
-from schemas.erasure import ErasureReport, LineageLink
-from schemas.events import EventRecord
-from schemas.memory_entry import (
-    Attribution,
-    EntryChanges,
-    ForgetRequest,
-    HostMemoryEntry,
-    MemoryEntry,
-    MemoryListOptions,
-    MemoryQuery,
-    NewMemoryEntry,
-    Tier,
-)
 from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
 from schemas.search import SearchRequest, SearchResult
-from schemas.snapshot import SnapshotInfo
-from schemas.workflow_io import GarbageReport, IndexDigest
+
+if TYPE_CHECKING:
+    from memory.adapter import HostMemoryStore
+    from memory.commitments.store import CommitmentStore
+    from memory.consolidation.passes import Consolidations
+    from memory.consolidation.update_judge import UpdateJudge
+    from memory.distillation.distillations import Distillations
+    from memory.distillation.packing import Distiller
+    from memory.embeddings.model import Embedder
+    from memory.entries.writes import EntryWrites
+    from memory.erasure.forget import Erasure
+    from memory.erasure.retention import Retention
+    from memory.events.reads import Events
+    from memory.fixture_runs.records import FixtureRuns
+    from memory.fleet.selection import FleetSelection
+    from memory.indexes.vectors import EntryVectors
+    from memory.keyed_ids.intent_links import IntentLinks
+    from memory.proposals.store import ProposalStore
+    from memory.redaction.chokepoint import MemorySecretRegistry
+    from memory.search.queries import EntryQueries
+    from memory.search.ranking import EntrySearch
+    from memory.snapshots.frozen import SnapshotItem
+    from memory.snapshots.sessions import Snapshots
+    from schemas.consolidation import (
+        ConflictRecord,
+        ConsolidateMemoryRequest,
+        ConsolidationResult,
+        SupersededEntry,
+        UndoReport,
+    )
+    from schemas.erasure import ErasureReport, LineageLink
+    from schemas.events import EventRecord
+    from schemas.memory_entry import (
+        Attribution,
+        EntryChanges,
+        ForgetRequest,
+        HostMemoryEntry,
+        MemoryEntry,
+        MemoryListOptions,
+        MemoryQuery,
+        NewMemoryEntry,
+        Tier,
+    )
+    from schemas.snapshot import SnapshotInfo
+    from schemas.workflow_io import (
+        DistillationResult,
+        DistillMemoryRequest,
+        GarbageReport,
+        IndexDigest,
+    )
 
 __all__ = ["PostgresMemoryStore", "StoreLimits", "new_entry_id", "utc_now"]
 
@@ -98,27 +109,125 @@ class PostgresMemoryStore:
         self.engine = engine
         self.limits = limits or StoreLimits()
         self.db = Database(engine, clock, intent_links)
-        self.vectors = EntryVectors(
-            self.db, configured_embedder() if embedder == "configured" else embedder
-        )
-        self.searches = EntrySearch(self.db, self.vectors)
-        self.queries = EntryQueries(self.db, self.limits, self.searches)
-        self.entries = EntryWrites(self.db, self.limits, self.vectors, id_factory)
-        self.erasure = Erasure(self.db, self.vectors)
-        self.retention = Retention(self.db, self.erasure)
-        self.snapshots = Snapshots(self.db)
-        self.event_log = Events(self.db)
-        self.distillations = Distillations(self.db, self.vectors)
-        judge = configured_judge() if update_judge == "configured" else update_judge
-        self.consolidations = Consolidations(self.db, self.vectors, judge)
-        self.commitments = CommitmentStore(engine, clock)
-        self.proposals = ProposalStore(self.db)
-        self.fixture_runs = FixtureRuns(engine, clock)
-        self.fleet_selection = FleetSelection(self.db)
+        self._clock = clock
+        self._id_factory = id_factory
+        self._embedder = embedder
+        self._update_judge = update_judge
         declare_maintenance_on(engine)
-        # Their requests carry a parsed MemoryRef already: nothing to add on the way.
-        self.distill = self.distillations.distill
-        self.consolidate = self.consolidations.consolidate
+
+    # The repositories are built, and their modules imported, on first use: a command
+    # that lists entries does not load the commitment grammar, the consolidation
+    # planner or an embedding model (memoryctl answers in about a second).
+
+    @cached_property
+    def vectors(self) -> EntryVectors:
+        from memory.embeddings.choice import configured_embedder
+        from memory.indexes.vectors import EntryVectors
+
+        embedder = configured_embedder() if self._embedder == "configured" else self._embedder
+        return EntryVectors(self.db, embedder)
+
+    @cached_property
+    def searches(self) -> EntrySearch:
+        from memory.search.ranking import EntrySearch
+
+        return EntrySearch(self.db, self.vectors)
+
+    @cached_property
+    def queries(self) -> EntryQueries:
+        from memory.search.queries import EntryQueries
+
+        return EntryQueries(self.db, self.limits, self.searches)
+
+    @cached_property
+    def entries(self) -> EntryWrites:
+        from memory.entries.writes import EntryWrites
+
+        return EntryWrites(self.db, self.limits, self.vectors, self._id_factory)
+
+    @cached_property
+    def erasure(self) -> Erasure:
+        from memory.erasure.forget import Erasure
+
+        return Erasure(self.db, self.vectors)
+
+    @cached_property
+    def retention(self) -> Retention:
+        from memory.erasure.retention import Retention
+
+        return Retention(self.db, self.erasure)
+
+    @cached_property
+    def snapshots(self) -> Snapshots:
+        from memory.snapshots.sessions import Snapshots
+
+        return Snapshots(self.db)
+
+    @cached_property
+    def event_log(self) -> Events:
+        from memory.events.reads import Events
+
+        return Events(self.db)
+
+    @cached_property
+    def distillations(self) -> Distillations:
+        from memory.distillation.distillations import Distillations
+
+        return Distillations(self.db, self.vectors)
+
+    @cached_property
+    def consolidations(self) -> Consolidations:
+        from memory.consolidation.passes import Consolidations
+        from memory.consolidation.update_judge import configured_judge
+
+        judge = configured_judge() if self._update_judge == "configured" else self._update_judge
+        return Consolidations(self.db, self.vectors, judge)
+
+    @cached_property
+    def commitments(self) -> CommitmentStore:
+        from memory.commitments.store import CommitmentStore
+
+        return CommitmentStore(self.engine, self._clock)
+
+    @cached_property
+    def proposals(self) -> ProposalStore:
+        from memory.proposals.store import ProposalStore
+
+        return ProposalStore(self.db)
+
+    @cached_property
+    def fixture_runs(self) -> FixtureRuns:
+        from memory.fixture_runs.records import FixtureRuns
+
+        return FixtureRuns(self.engine, self._clock)
+
+    @cached_property
+    def fleet_selection(self) -> FleetSelection:
+        from memory.fleet.selection import FleetSelection
+
+        return FleetSelection(self.db)
+
+    # Their requests carry a parsed MemoryRef already: nothing to add on the way.
+    async def distill(
+        self,
+        request: DistillMemoryRequest,
+        *,
+        secrets: MemorySecretRegistry | None = None,
+        distiller: Distiller | None = None,
+        progress: Progress = lambda _: None,
+    ) -> DistillationResult:
+        return await self.distillations.distill(
+            request, secrets=secrets, distiller=distiller, progress=progress
+        )
+
+    async def consolidate(
+        self,
+        request: ConsolidateMemoryRequest,
+        *,
+        secrets: MemorySecretRegistry | None = None,
+        progress: Progress = lambda _: None,
+    ) -> ConsolidationResult:
+        return await self.consolidations.consolidate(request, secrets=secrets, progress=progress)
 
     def now(self) -> datetime:
         return self.db.now()

@@ -240,10 +240,10 @@ def database_engine() -> AsyncEngine:
     DATABASE_URL checked, connects bounded."""
     from sqlalchemy import event
 
-    from memory.storage.engines import create_engine
+    from memory.storage.engines import create_engine, database_url_from_env
 
     check_database_url()
-    engine = create_engine()
+    engine = create_engine(database_url_from_env(attach_to_running=True))
     event.listen(engine.sync_engine, "do_connect", _bounded_connect)
     return engine
 

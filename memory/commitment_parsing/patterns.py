@@ -28,20 +28,25 @@ class PatternRegistry(Generic[H]):
     """(pattern, handler) pairs in registration order: the order is the priority."""
 
     def __init__(self) -> None:
-        self._entries: list[tuple[re.Pattern[str], H]] = []
+        self._sources: list[tuple[str, H]] = []
+        self._entries: list[tuple[re.Pattern[str], H]] | None = None
 
     def register(self, pattern: str) -> Callable[[H], H]:
         """A decorator registering its function as the handler of ``pattern``."""
-        compiled = re.compile(pattern)
 
         def register(handler: H) -> H:
-            self._entries.append((compiled, handler))
+            self._sources.append((pattern, handler))
+            self._entries = None
             return handler
 
         return register
 
     def __iter__(self) -> Iterator[tuple[re.Pattern[str], H]]:
+        # Compiled on first use, not at import: the grammars' patterns take about 0.15 s
+        # to compile, which every command importing the store paid, parsing or not.
+        if self._entries is None:
+            self._entries = [(re.compile(pattern), handler) for pattern, handler in self._sources]
         return iter(self._entries)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._sources)

@@ -21,7 +21,6 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memory.embeddings.model import Embedder
-from memory.embeddings.openai_compatible import OpenAICompatibleEmbedder
 from memory.embeddings.static_model import StaticWordEmbedder
 
 EMBEDDING_ENV_VARS = (
@@ -72,6 +71,10 @@ def embedder_for(settings: EmbeddingSettings) -> Embedder | None:
         return None
     if settings.provider == "openai-compatible":
         assert settings.url and settings.model and settings.dimensions  # the validator's
+        # Imported here: its HTTP client is 80 ms that a deployment on the default
+        # embedder, and every command start, would pay for nothing.
+        from memory.embeddings.openai_compatible import OpenAICompatibleEmbedder
+
         return OpenAICompatibleEmbedder(
             settings.url,
             settings.model,

@@ -10,8 +10,6 @@ commit in one transaction; capped tiers are made room in under their capacity lo
 
 from __future__ import annotations
 
-import secrets as _random
-import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -22,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.entries.capacity import evict_over_capacity
 from memory.entries.content import content_checksum, insert_entries, rewrite_entry
+from memory.entries.entry_ids import new_entry_id
 from memory.entries.limits import StoreLimits
 from memory.entries.rows import live, to_host_entry
 from memory.entries.said import said_columns
@@ -64,11 +63,6 @@ from schemas.memory_entry import (
 from schemas.memory_ref import MemoryRef
 
 ENTRIES = tables.entries
-
-
-def new_entry_id() -> str:
-    """Sortable, unguessable ids: 48-bit millisecond time + 80 random bits."""
-    return f"m{int(time.time() * 1000):012x}{_random.token_hex(10)}"
 
 
 class EntryWrites:

@@ -47,6 +47,37 @@ def start_embedded_postgres(data_dir: Path | None = None) -> Any:
     return _servers[path]
 
 
+def running_server_url(data_dir: Path | None = None, database: str = "postgres") -> str | None:
+    """The URL of a server already up and ready for data_dir, or None.
+
+    Read from the data directory's postmaster.pid without the package: its handle takes
+    a lock that is one per user for the whole machine, held while any data directory's
+    server starts or stops, so a short command beside a test suite or another stack
+    waited seconds on it (and on importing psutil and fasteners) for a server that was
+    already running. The caller holds no handle: the stack that started the server
+    decides when it stops, and a command caught by that stop fails to connect, naming
+    the database."""
+    path = (data_dir or default_data_dir()).resolve()
+    try:
+        lines = (path / "postmaster.pid").read_text().splitlines()
+    except OSError:
+        return None
+    # pid, data dir, start time, port, socket dir, listen address, shared memory, status
+    if len(lines) < 8 or lines[7].strip() != "ready":
+        return None
+    try:
+        pid, port = int(lines[0]), int(lines[3])
+    except ValueError:
+        return None
+    socket_dir = lines[4].strip()
+    if not socket_dir or not _alive(pid) or not Path(socket_dir, f".s.PGSQL.{port}").exists():
+        return None
+    return (
+        f"postgresql+asyncpg://postgres@/{database}"
+        f"?host={urllib.parse.quote(socket_dir)}&port={port}"
+    )
+
+
 # embedded-postgres's list of the processes holding a handle on a data directory; the
 # last one to exit stops the server.
 HANDLE_FILE = ".handle_pids.json"

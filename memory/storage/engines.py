@@ -7,16 +7,17 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Connection, event
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from memory.storage.embedded import asyncpg_url_for, start_embedded_postgres
+from memory.storage.embedded import asyncpg_url_for, running_server_url, start_embedded_postgres
 from memory.storage.locks import MIGRATION_LOCK_ID
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).parents[1] / "migrations"
 CONNECT_TIMEOUT_SECONDS = 10
@@ -24,15 +25,20 @@ CONNECT_TIMEOUT_SECONDS = 10
 IDLE_BEFORE_PING_SECONDS = 1.0
 
 
-def database_url_from_env() -> str:
-    """DATABASE_URL when set (any PostgreSQL 14+), else the embedded server's URL."""
+def database_url_from_env(*, attach_to_running: bool = False) -> str:
+    """DATABASE_URL when set (any PostgreSQL 14+), else the embedded server's URL.
+
+    attach_to_running: a short-lived command uses an embedded server that is already up
+    as it finds it, without a handle (memory/storage/embedded.py running_server_url);
+    the long-lived processes hold one, so the server outlives none of them."""
     url = os.environ.get("DATABASE_URL")
     if url:
         if url.startswith("postgresql://") or url.startswith("postgres://"):
             # Accept plain libpq URLs too; the store always talks asyncpg.
             url = "postgresql+asyncpg://" + url.split("://", 1)[1]
         return url
-    return asyncpg_url_for(start_embedded_postgres())
+    running = running_server_url() if attach_to_running else None
+    return running or asyncpg_url_for(start_embedded_postgres())
 
 
 def create_engine(url: str | None = None, *, pool_size: int = 10) -> AsyncEngine:
@@ -102,12 +108,17 @@ def _fail_batch_writes_when_the_connection_dies(engine: AsyncEngine) -> None:
 
 
 def alembic_config() -> Config:
+    # Alembic is imported when migrating, not by every command that opens the store.
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     return config
 
 
 def _upgrade(connection: Connection, revision: str) -> None:
+    from alembic import command
+
     config = alembic_config()
     config.attributes["connection"] = connection
     command.upgrade(config, revision)
