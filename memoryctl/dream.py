@@ -6,9 +6,10 @@ for every agent with new work, one FleetDreamWorkflow (workflows/fleet_dream.py)
     memoryctl dream fleet [--tenant T] [--token-budget N] [--batch-size N]
                           [--concurrency N] [--json]
 
-The workflow id is ``dream/<memoryRef>``, beside its child's ``distill/<memoryRef>``. A
-dream a schedule started (ids ``dream:<tenant>:<agent>...``) distils under the same child
-id, so the two never distil one memoryRef at once: the later one reports ``skipped-overlap``.
+The workflow id is the memoryRef's schedule id, ``dream:<tenant>:<agent>``; a dream its
+schedule started is that id with the scheduled time appended. Both distil under the same
+child id, ``distill/<memoryRef>``, so the two never distil one memoryRef at once: the
+later one reports ``skipped-overlap``.
 The dream group: its typer app and its one command. Output is statuses, counts and
 checksums, never entry content.
 """

@@ -1,6 +1,6 @@
 """memoryctl memory: write, read and list the entries of a memoryRef by hand.
 
-    memoryctl memory put --memory-ref REF --content TEXT|- [--tag T ...]
+    memoryctl memory put --memory-ref REF --content TEXT|- [--tag T ...] [--id ID]
                          [--tier working|episodic|semantic] [--namespace N --key K] [--json]
     memoryctl memory get --memory-ref REF ID [--json]      the entry, content included
     memoryctl memory list --memory-ref REF [--tag T] [--limit N] [--json]
@@ -54,6 +54,7 @@ memory_app = typer.Typer(
 # A NewMemoryEntry field, as the option that sets it.
 _PUT_OPTIONS = {
     "content": "--content",
+    "id": "--id",
     "tags": "--tag",
     "tier": "--tier",
     "namespace": "--namespace",
@@ -89,6 +90,7 @@ def _new_entry(
     key: str | None,
     supersedes: str | None = None,
     supersede_key: bool = False,
+    entry_id: str | None = None,
 ) -> NewMemoryEntry:
     """The entry the options describe, or one line naming the option and exit 2."""
     from schemas.memory_entry import NewMemoryEntry
@@ -99,6 +101,7 @@ def _new_entry(
     try:
         return NewMemoryEntry(
             content=content,
+            id=entry_id,
             tags=tuple(tags),
             tier=tier,
             namespace=namespace,
@@ -151,6 +154,15 @@ def put(
     key: Annotated[
         str | None, typer.Option("--key", help="With --namespace: unique per memoryRef.")
     ] = None,
+    entry_id: Annotated[
+        str | None,
+        typer.Option(
+            "--id",
+            metavar="ID",
+            help="The entry's id (the host's own, e.g. mem-88); issued by the store when "
+            "left out. An id already in the memoryRef is refused.",
+        ),
+    ] = None,
     supersedes: Annotated[
         str | None,
         typer.Option(
@@ -173,7 +185,7 @@ def put(
     its content."""
     ref = checked_ref(memory_ref)
     entry = _new_entry(
-        _content(content), tags or [], tier, namespace, key, supersedes, supersede_key
+        _content(content), tags or [], tier, namespace, key, supersedes, supersede_key, entry_id
     )
 
     async def write(store: PostgresMemoryStore) -> HostMemoryEntry:

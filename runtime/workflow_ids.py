@@ -65,9 +65,10 @@ class WorkflowIds:
         return "commitment-horizon/fleet"
 
     def dream(self, ref: MemoryRef | str) -> str:
-        """A dream started by hand (memoryctl dream run); scheduled ones carry the
-        schedule's id."""
-        return f"dream/{self.token(ref)}"
+        """A dream started by hand (memoryctl dream run): the schedule's id, which a
+        scheduled run carries with its time appended (``dream:acme:agent-1-2026-...``),
+        so every dream of a memoryRef has one id style in the UI and in queries."""
+        return self.schedule(ref)
 
     def fleet_dream(self, tenant: str | None) -> str:
         """A fleet dream started by hand: ``fleet-dream/<tenant>`` or ``fleet-dream/all``

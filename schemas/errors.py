@@ -128,8 +128,9 @@ class DuplicateKey(MemoryError_):
 
     code = ErrorCode.DUPLICATE_KEY
 
-    def __init__(self, field: str, value: str) -> None:
-        super().__init__(f"{field} {value!r} already exists in this memoryRef")
+    def __init__(self, field: str, what: str) -> None:
+        # Never the value: a key can be as telling as content.
+        super().__init__(f"{field}: an entry with this {what} already exists in this memoryRef")
         self.field = field
 
 

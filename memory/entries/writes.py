@@ -372,8 +372,8 @@ async def _insert_rows(
         # Name the field, never the content. The savepoint keeps the outer
         # transaction usable so the caller's rollback is clean.
         if "ix_entries_ref_key" in str(error.orig):
-            raise DuplicateKey("key", "(namespace, key)") from None
-        raise DuplicateKey("id", "entry id") from None
+            raise DuplicateKey("key", "namespace and key") from None
+        raise DuplicateKey("id", "id") from None
 
 
 class _RowView:

@@ -10,6 +10,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -20,14 +21,27 @@ from memory.storage import tables
 from memory.store import PostgresMemoryStore
 from runtime.binaries import temporal_cli
 from runtime.settings import Settings
+from runtime.workflow_ids import PLAIN
 from schemas.memory_entry import Tier
 from tests.support.docs_blocks import README, block_commands, doc
 from tests.support.factories import note
 from tests.support.waiting import eventually
 from worker import build_worker
 
-EXAMPLE_RUN_ID = "dream-acme-agent-1-2026-11-23T23:00:00Z"
 REF = "mem://acme/agent-1"
+
+
+def memoryctl(command: str, database_url: str) -> subprocess.CompletedProcess[str]:
+    argv = shlex.split(command)
+    assert argv[0] == "memoryctl"
+    env = {**os.environ, "DATABASE_URL": database_url}
+    return subprocess.run(
+        [sys.executable, "-m", "memoryctl.main", *argv[1:]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def run(command: str, address: str) -> subprocess.CompletedProcess[str]:
@@ -61,7 +75,6 @@ async def test_readme_schedule_commands_run_a_dream(
         ["schedule", "trigger"],
         ["schedule", "describe"],
         ["workflow", "list"],
-        ["workflow", "show"],
         ["schedule", "delete"],
     ]
     # The README's commands target the default task queue, so this worker serves it.
@@ -70,7 +83,8 @@ async def test_readme_schedule_commands_run_a_dream(
         for command in commands[:3]:
             result = await asyncio.to_thread(run, command, address)
             assert result.returncode == 0, (command, result.stderr)
-        assert "dream-acme-agent-1" in result.stdout
+        # The id memoryctl schedule create gives this memoryRef: one style for both.
+        assert PLAIN.schedule(REF) in result.stdout
 
         completed: list[dict[str, object]] = []
         for _ in range(100):
@@ -80,21 +94,28 @@ async def test_readme_schedule_commands_run_a_dream(
             await asyncio.sleep(0.2)
         assert completed, "the triggered dream did not complete"
         run_id = str(completed[0]["execution"]["workflowId"])  # type: ignore[index]
-        assert run_id.startswith("dream-acme-agent-1-")
+        assert run_id.startswith(PLAIN.schedule(REF) + "-")
 
         listed = await asyncio.to_thread(run, commands[3], address)
         assert listed.returncode == 0 and run_id in listed.stdout
-        shown = await asyncio.to_thread(run, commands[4].replace(EXAMPLE_RUN_ID, run_id), address)
-        assert shown.returncode == 0, shown.stderr
-        assert "DreamWorkflow" in shown.stdout or "Completed" in shown.stdout
-        deleted = await asyncio.to_thread(run, commands[5], address)
+        deleted = await asyncio.to_thread(run, commands[4], address)
         assert deleted.returncode == 0, deleted.stderr
 
+        # A dream now, by hand: the id memoryctl dream run uses, its history shown.
+        await store.put_many(REF, [note(f"acme note {i}: the quote went out") for i in range(5)])
+        started, shown = block_commands(README, "temporal-cli-run")
+        assert PLAIN.dream(REF) in started
+        executed = await asyncio.to_thread(run, started, address)
+        assert executed.returncode == 0, executed.stderr
+        assert "COMPLETED" in executed.stdout.upper(), executed.stdout
+        history = await asyncio.to_thread(run, shown, address)
+        assert history.returncode == 0, history.stderr
+        assert "WorkflowExecutionCompleted" in history.stdout, history.stdout
+
     events = await store.events(REF, types=["memory.compacted"])
-    assert len(events) == 1
-    assert events[0].payload["sourceCount"] == 20
+    assert [event.payload["sourceCount"] for event in events] == [20, 5]
     described = await asyncio.to_thread(
-        run, "temporal schedule describe --schedule-id dream-acme-agent-1", address
+        run, f"temporal schedule describe --schedule-id {PLAIN.schedule(REF)}", address
     )
     assert described.returncode != 0  # deleted
 
@@ -134,18 +155,18 @@ async def test_readme_consolidation_commands_run_a_pass(
 
 
 async def test_readme_commitment_commands_infer_signal_and_cancel(
-    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore
+    temporal_env: WorkflowEnvironment, store: PostgresMemoryStore, database_url: str
 ) -> None:
     address = temporal_env.client.service_client.config.target_host
-    await store.put(REF, note("Remind me when the SOC2 report is filed", id="mem-88"))
     commands = block_commands(doc("commitments"), "temporal-cli-commitments")
-    assert [c.split()[1:3] for c in commands] == [
-        ["workflow", "start"],
-        ["workflow", "result"],
-        ["workflow", "list"],
-        ["workflow", "signal"],
-        ["workflow", "cancel"],
+    assert [c.split()[:3] for c in commands] == [
+        ["memoryctl", "memory", "put"],
+        *([["temporal", "workflow", verb] for verb in ("start", "result", "list", "signal")]),
+        ["temporal", "workflow", "cancel"],
     ]
+    written = await asyncio.to_thread(memoryctl, commands.pop(0), database_url)
+    assert written.returncode == 0, written.stderr
+    assert "wrote mem-88 to mem://acme/agent-1" in written.stdout
     worker = build_worker(temporal_env.client, Settings(), store, StaticSecretVault({}))
     async with worker:
         started = await asyncio.to_thread(run, commands[0], address)

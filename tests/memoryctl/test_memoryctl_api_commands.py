@@ -317,6 +317,21 @@ async def test_memory_put_get_list_forget_and_tail(database_url: str, tmp_path: 
     assert [row["id"] for row in left] == [piped_id]
 
 
+async def test_memory_put_takes_the_hosts_own_id_once(database_url: str) -> None:
+    # The commitments doc's example is an entry "mem-88": a host's own id (issue 41).
+    ref = unique_ref()
+    cli = InProcess({"DATABASE_URL": database_url})
+    put = ("memory", "put", "--memory-ref", ref, "--id", "mem-88", "--content", "SOC2 filing")
+    assert ok(await cli(*put)).startswith(f"wrote mem-88 to {ref} ")
+    again = await cli(*put)
+    assert again.returncode == 1
+    assert again.stderr.strip() == (
+        "error: duplicate_key: id: an entry with this id already exists in this memoryRef"
+    )
+    listed = json.loads(ok(await cli("memory", "list", "--memory-ref", ref, "--json")))
+    assert [row["id"] for row in listed] == ["mem-88"]
+
+
 async def test_bad_input_is_one_line_naming_the_option(closed_port: int) -> None:
     # Nothing listens at either address: bad input is refused before connecting.
     env = {"DATABASE_URL": f"postgresql+asyncpg://u:pw@127.0.0.1:{closed_port}/x"}
@@ -337,6 +352,8 @@ async def test_bad_input_is_one_line_naming_the_option(closed_port: int) -> None
         # An empty entry is no memory (issue 41).
         (["memory", "put", "--memory-ref", ref, "--content", "  "], env, 2,
          "--content: must hold some text"),
+        (["memory", "put", "--memory-ref", ref, "--content", "x", "--id", "../m"], env, 2,
+         "--id: String should match"),
         (["memory", "get", "--memory-ref", ref, "../etc"], env, 2, "ID"),
         (["events", "tail", "--memory-ref", ref, "--type", "memory.nope"], env, 2, "--type"),
         (["dream", "run", "--memory-ref", ref, "--token-budget", "0"], down, 2, "--token-budget"),
@@ -416,7 +433,8 @@ async def test_dream_run_prints_the_summary(
     for label in ("completed", "sources distilled", "tokens used / budget", "archive checksum"):
         assert label in summary
     assert "/ 5000" in summary and "consolidation" in summary and "commitments" in summary
-    assert f"dream/{refs[0]}" in as_table.stderr  # the workflow id a user can look up
+    # The workflow id a user can look up: the schedule's, as every dream of the ref has.
+    assert f"dream:{refs[0].removeprefix('mem://').replace('/', ':')}" in as_table.stderr
     for text in texts:
         assert text not in summary + as_json.stdout
 
