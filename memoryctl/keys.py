@@ -1,7 +1,8 @@
 """memoryctl keys: the HTTP API's keys (one tenant each, stored hashed).
 
-    memoryctl keys create --tenant T [--name N] [--scope S ...] [--json]
-                                               prints the key once, its id and scopes
+    memoryctl keys create --tenant T [--name N] [--scope S ...] [--key-file PATH] [--json]
+                                               prints the key once (or writes it to
+                                               PATH, mode 0600), its id and scopes
     memoryctl keys list [--tenant T] [--json]  ids, tenants, names, scopes, dates
     memoryctl keys revoke KEY_ID               exit 1: unknown or already revoked
 
@@ -12,8 +13,10 @@ The keys group: its typer app and every command in it. The whole key is shown by
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
@@ -60,20 +63,44 @@ def create(
     tenant: Annotated[str, typer.Option("--tenant", help=TenantHelp)],
     name: Annotated[str, typer.Option("--name", help="A label for people (printable).")] = "",
     scopes: Annotated[list[str] | None, typer.Option("--scope", help=ScopeHelp)] = None,
+    key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--key-file",
+            metavar="PATH",
+            help="Write the key to PATH (readable by you only) instead of printing it.",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Create a key for a tenant. The key is printed now and never again: store it."""
-
+    if key_file is not None and not key_file.parent.is_dir():
+        raise bad_input("--key-file: its directory must exist")
     created: CreatedKey = _with_keys(lambda keys: keys.create(tenant, name, scopes or ()))
+    if key_file is not None:
+        _write_private(key_file, created.key)
     if as_json:
-        print_json({**created.record.to_wire(), "key": created.key})
+        wire = created.record.to_wire()
+        print_json({**wire, "keyFile": str(key_file)} if key_file else {**wire, "key": created.key})
         return
     record = created.record
     console.print(f"created key id {record.key_id} for tenant {record.tenant}", markup=False)
     console.print(f"scopes: {_scopes(record.scopes)}", markup=False)
+    if key_file is not None:
+        console.print(f"key written to {key_file} (readable by you only)", markup=False)
+        return
     console.print("key (shown only this once; send it as the X-API-Key header):", markup=False)
     # Plain stdout, never wrapped: a wrapped key cannot be copied whole.
     typer.echo(created.key)
+
+
+def _write_private(path: Path, key: str) -> None:
+    """The key alone on one line, in a file only its owner reads (as the quick start's
+    own key file), so a script reads it with $(cat PATH) and no terminal shows it."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)  # an existing file keeps its mode through O_CREAT
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(key + "\n")
 
 
 @keys_app.command("list")

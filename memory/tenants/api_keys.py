@@ -17,7 +17,7 @@ import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -34,6 +34,9 @@ _SECRET_BYTES = 32
 MAX_NAME_CHARS = 128
 MAX_SCOPE_CHARS = 64
 MAX_SCOPES = 16
+# How fresh "last used" is: one write a minute per key at most, however busy the key
+# (the API also caches a resolved key for 2 s, api/auth.py).
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 _SCOPE = re.compile(rf"[a-z][a-z0-9:._*-]{{0,{MAX_SCOPE_CHARS - 1}}}")
 
 
@@ -160,20 +163,36 @@ class ApiKeyStore:
 
     async def authenticate(self, key: str) -> KeyIdentity | None:
         """Who a live key is (tenant, key id, scopes), else None (unknown, malformed,
-        revoked, wrong secret)."""
+        revoked, wrong secret). A key that authenticates is marked used (``keys list``'s
+        "last used"), at most once every LAST_USED_RESOLUTION."""
         parts = _split(key)
         if parts is None:
             return None
         key_id, secret = parts
+        # The key is what tells the tenant: it cannot be scoped before.
+        any_tenant = all_tenants("authentication finds the key's tenant")
         async with self.engine.connect() as connection:
             row = (
                 await connection.execute(
-                    select(API_KEYS.c.tenant, API_KEYS.c.secret_sha256, API_KEYS.c.scopes)
+                    select(
+                        API_KEYS.c.tenant,
+                        API_KEYS.c.secret_sha256,
+                        API_KEYS.c.scopes,
+                        API_KEYS.c.last_used_at,
+                    )
                     .where(API_KEYS.c.key_id == key_id, API_KEYS.c.revoked_at.is_(None))
-                    # The key is what tells the tenant: it cannot be scoped before.
-                    .execution_options(**all_tenants("authentication finds the key's tenant"))
+                    .execution_options(**any_tenant)
                 )
             ).first()
-        if row is None or not hmac.compare_digest(row.secret_sha256, _digest(secret)):
-            return None
+            if row is None or not hmac.compare_digest(row.secret_sha256, _digest(secret)):
+                return None
+            now = datetime.now(UTC)
+            if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
+                await connection.execute(
+                    update(API_KEYS)
+                    .where(API_KEYS.c.key_id == key_id)
+                    .values(last_used_at=now)
+                    .execution_options(**any_tenant)
+                )
+                await connection.commit()
         return KeyIdentity(str(row.tenant), key_id, frozenset(row.scopes))

@@ -172,6 +172,32 @@ async def test_keys_create_list_revoke(database_url: str, engine: AsyncEngine) -
     assert "tenant" in one_line_error(await cli("keys", "create", "--tenant", "no/slash"), 2)
 
 
+async def test_keys_create_writes_a_key_file_and_list_shows_when_a_key_was_used(
+    database_url: str, engine: AsyncEngine, tmp_path: Path
+) -> None:
+    # Issue 41: "last used" was never written; a script had to scrape the key off a
+    # terminal (docs/conformance.md now reads it from a file).
+    cli = InProcess({"DATABASE_URL": database_url})
+    tenant = f"keyfile-{uuid.uuid4().hex[:8]}"
+    path = tmp_path / "tenant.key"
+    written = ok(await cli("keys", "create", "--tenant", tenant, "--key-file", str(path)))
+    assert f"key written to {path}" in written and "amk_" not in written
+    assert path.stat().st_mode & 0o777 == 0o600
+    key = path.read_text().strip()
+    key_id = written.split()[3]
+    unused = json.loads(ok(await cli("keys", "list", "--tenant", tenant, "--json")))
+    assert [row.get("lastUsedAt") for row in unused] == [None]
+
+    keys = ApiKeyStore(engine)
+    assert await keys.authenticate(key) == KeyIdentity(tenant, key_id, frozenset())
+    (used,) = json.loads(ok(await cli("keys", "list", "--tenant", tenant, "--json")))
+    assert used["lastUsedAt"] is not None
+    table = ok(await cli("keys", "list", "--tenant", tenant))
+    assert table.count(used["lastUsedAt"][:10]) == 2  # created and last used, the same day
+    missing = await cli("keys", "create", "--tenant", tenant, "--key-file", "/nonexistent/k")
+    assert "--key-file: its directory must exist" in one_line_error(missing, 2)
+
+
 async def test_keys_carry_scopes(database_url: str, engine: AsyncEngine) -> None:
     cli = InProcess({"DATABASE_URL": database_url})
     tenant = f"scopes-{uuid.uuid4().hex[:8]}"
