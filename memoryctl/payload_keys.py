@@ -204,4 +204,6 @@ def list_(file: FileOption, as_json: JsonOption = False) -> None:
         print_json(listed)
         return
     for row in listed:
-        console.print(f"{row['owner']}: active {row['active']}; keys {row['keys']}", markup=False)
+        keys = ", ".join(row["keys"])
+        line = f"{row['owner']}: active {row['active']}; keys {keys}"
+        console.print(line, markup=False, soft_wrap=True)

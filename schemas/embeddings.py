@@ -7,6 +7,7 @@ from pydantic import Field
 
 from schemas.base import WireModel, WireResult
 from schemas.memory_entry import EntryId
+from schemas.registry import register
 
 MAX_REEMBED_BATCH = 5000
 
@@ -26,6 +27,14 @@ class ReembedInput(WireModel):
     batch_size: int = Field(default=500, ge=1, le=MAX_REEMBED_BATCH)
     after: EmbeddingCursor | None = None
     embedded_so_far: int = Field(default=0, ge=0)
+
+
+class ReembedResult(WireResult):
+    """What a finished re-embedding did, by name (a bare count in the CLI's and the UI's
+    result read as nothing in particular)."""
+
+    embedded: int = Field(ge=0, description="entries given a vector of the configured model")
+    retired: int = Field(ge=0, description="vectors of other models deleted")
 
 
 class CatchUpVectorsRequest(WireModel):
@@ -50,3 +59,7 @@ class RetireVectorsRequest(WireModel):
 class RetireVectorsResult(WireResult):
     model: str | None
     retired: int
+
+
+register("workflow-reembed-input", ReembedInput)
+register("workflow-reembed-result", ReembedResult)

@@ -41,6 +41,7 @@ def _load_extensions() -> None:
         "schemas.discovery_v2",
         "schemas.fixture_runs",
         "schemas.run_wire",
+        "schemas.embeddings",
     ):
         try:
             importlib.import_module(module)

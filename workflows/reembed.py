@@ -5,7 +5,7 @@ written while an embedding endpoint was down):
     temporal workflow start --type ReembedWorkflow --task-queue agent-memory \
         --workflow-id reembed --input '{}'
 
-or ``memoryctl embeddings reembed``. Each activity embeds up to 20 pages of
+Its result names the counts: ``{"embedded": N, "retired": M}``. Each activity embeds up to 20 pages of
 ``batchSize`` entries, in (memoryRef, id) order from the cursor, and hands the cursor
 back; the workflow shows the count in the UI (current details) and continues as new
 every ACTIVITIES_PER_RUN activities, so its history stays small whatever the fleet's
@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from schemas.embeddings import (
         CatchUpVectorsRequest,
         ReembedInput,
+        ReembedResult,
         RetireVectorsRequest,
     )
     from workflows import policies
@@ -33,7 +34,7 @@ ACTIVITIES_PER_RUN = 100
 @workflow.defn
 class ReembedWorkflow:
     @workflow.run
-    async def run(self, request: ReembedInput) -> int:
+    async def run(self, request: ReembedInput) -> ReembedResult:
         embedded, after = request.embedded_so_far, request.after
         for _ in range(ACTIVITIES_PER_RUN):
             workflow.set_current_details(f"Embedding: {embedded} entries so far")
@@ -68,4 +69,4 @@ class ReembedWorkflow:
         workflow.set_current_details(
             f"Done: {embedded} entries embedded, {retired} vectors of other models retired"
         )
-        return embedded
+        return ReembedResult(embedded=embedded, retired=retired)

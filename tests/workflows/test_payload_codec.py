@@ -127,6 +127,10 @@ async def test_rotation_keeps_old_payloads_readable(tmp_path: Path) -> None:
     assert await _decode(settings, new) == {"memoryRef": ref, "n": 2}
     # Workflow ids survive a system-key rotation: one distillation per ref still holds.
     assert workflow_ids_for(settings).distillation(ref) == ids_before
+    # What list shows a person: ids, not a Python list (issue 41).
+    listed = CliRunner().invoke(memoryctl, ["payload-keys", "list", "--file", str(keys)])
+    assert f"tenant {acme}: active {acme}-2; keys {acme}-1, {acme}-2" in listed.output
+    assert "system: active sys-2; keys sys-1, sys-2" in listed.output
 
 
 async def test_deleting_a_tenants_keys_shreds_its_payloads_only(tmp_path: Path) -> None:
