@@ -104,14 +104,28 @@ class InferCommitmentsRequest(CommitmentInferenceInput):
     pass
 
 
+class UnparsableEntry(WireResult):
+    """An entry that read like a commitment but was not parsed, and why: ``reason`` is a
+    stable code of memory.commitment_parsing.inference.REASONS (docs/time-grammar.md
+    lists them), a category, never the entry's words."""
+
+    memory_id: str
+    reason: str = Field(min_length=1, max_length=64, pattern=r"^[a-z0-9-]+$")
+
+
 class InferenceResult(WireResult):
     memory_ref: str
     scanned: int = Field(ge=0)
     created: int = Field(ge=0)
     already_known: int = Field(ge=0)
     unparsable_count: int = Field(ge=0)
-    # Entries that read like commitments but were not parsed: listed, never guessed.
+    # Entries that read like commitments but were not parsed: listed, never guessed
+    # (at most MAX_INFERENCE_IDS of them; unparsable_count counts them all).
     unparsable_ids: tuple[str, ...] = ()
+    # The same entries, in the same order, each with its reason code. Added beside
+    # unparsable_ids (which stays, for readers of the older shape); empty in results of
+    # workers from before it.
+    unparsable_entries: tuple[UnparsableEntry, ...] = ()
     # Requested memoryIds that are not live entries of this memoryRef.
     not_found_ids: tuple[str, ...] = ()
     time_commitments: int = Field(default=0, ge=0)

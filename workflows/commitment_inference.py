@@ -49,11 +49,14 @@ class CommitmentInferenceWorkflow:
             inference.unparsable_count,
             armed.started,
         )
+        # What the UI shows: the kinds count every commitment read, new or known.
         workflow.set_current_details(
-            f"Done: {inference.scanned} scanned, {inference.created} new commitments "
+            f"Done: {inference.scanned} scanned, "
+            f"{inference.created + inference.already_known} commitments found "
             f"({inference.time_commitments} time, {inference.predicate_commitments} predicate), "
-            f"{inference.unparsable_count} unparsable, {armed.started} workflows started, "
-            f"{armed.deferred} due later left to the horizon workflow"
+            f"{inference.created} new, {inference.unparsable_count} not understood, "
+            f"{armed.started} workflows started, {armed.deferred} due later left to the "
+            "horizon workflow"
         )
         return result
 

@@ -41,9 +41,11 @@ from memory.storage.sql_arrays import texts
 from memory.storage.tenant_scope import scoped, tenant_scoped
 from schemas.commitment_spec import OnceSpec, PredicateSpec, RecurringSpec
 from schemas.commitments import (
+    MAX_INFERENCE_IDS,
     InferCommitmentsRequest,
     InferenceResult,
     TenantCommitmentSettings,
+    UnparsableEntry,
     commitment_id,
 )
 from schemas.errors import InvalidInput
@@ -214,13 +216,17 @@ async def infer_commitments(
             )
         )
     found = {row.id for row in rows}
+    listed = unparsable[:MAX_INFERENCE_IDS]
     return InferenceResult(
         memory_ref=str(ref),
         scanned=len(rows),
         created=len(created),
         already_known=len(records) - len(created),
         unparsable_count=len(unparsable),
-        unparsable_ids=tuple(unparsable[:1000]),
+        unparsable_ids=tuple(memory_id for memory_id, _ in listed),
+        unparsable_entries=tuple(
+            UnparsableEntry(memory_id=memory_id, reason=reason) for memory_id, reason in listed
+        ),
         not_found_ids=tuple(i for i in request.memory_ids or () if i not in found),
         time_commitments=kinds["time"],
         predicate_commitments=kinds["predicate"],
@@ -249,7 +255,8 @@ class _Reading:
 @dataclass
 class _Parsed:
     records: list[dict[str, Any]] = field(default_factory=list)
-    unparsable: list[str] = field(default_factory=list)
+    # (memoryId, the parser's reason code): a category, never the entry's words.
+    unparsable: list[tuple[str, str]] = field(default_factory=list)
     kinds: dict[str, int] = field(default_factory=lambda: {"time": 0, "predicate": 0})
 
 
@@ -268,7 +275,7 @@ def _parse(rows: Sequence[Any], reading: _Reading) -> _Parsed:
         if outcome is None:
             continue
         if isinstance(outcome, Unparsable):
-            parsed.unparsable.append(row.id)
+            parsed.unparsable.append((row.id, outcome.reason))
             continue
         record = _record(
             reading.ref,

@@ -75,6 +75,10 @@ async def test_inference_records_each_commitment_once(book: PostgresMemoryStore)
     first = await _infer(book, ref)
     assert (first.created, first.time_commitments, first.predicate_commitments) == (3, 2, 1)
     assert first.unparsable_ids == (vague.id,) and first.unparsable_count == 1
+    # Each with why, a category code and never the entry's words.
+    assert [(e.memory_id, e.reason) for e in first.unparsable_entries] == [
+        (vague.id, "no-time-or-condition")
+    ]
 
     rows = {c.memory_id: c for c in await book.commitments.list(ref)}
     assert set(rows) == {once.id, weekly.id, watch.id}

@@ -135,7 +135,7 @@ def command_lines(draw: st.DrawFn) -> tuple[list[str], bytes | None]:
         return ["commitments", "list", *ref, *state, *draw(json_flag)], None
     if kind in ("c-show", "c-cancel"):
         verb = kind.removeprefix("c-")
-        return ["commitments", verb, *ref, "--id", draw(ids), *draw(json_flag)], None
+        return ["commitments", verb, *ref, draw(ids), *draw(json_flag)], None
     if kind == "timezone":
         tenant = draw(st.sampled_from([TENANT, TENANT.upper(), f"{TENANT}.", "", ".."]) | text)
         zone = draw(st.one_of(st.just([]), zones.map(lambda z: [z])))

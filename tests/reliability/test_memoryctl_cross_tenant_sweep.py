@@ -81,8 +81,8 @@ async def test_cli_probes_as_another_tenant_find_nothing_of_tenant_a(
                 ["consolidate", "audit", *r, "--pass", value],
                 ["consolidate", "conflicts", *r, "--json"],
                 ["commitments", "list", *r, "--json"],
-                ["commitments", "show", *r, "--id", value, "--json"],
-                ["commitments", "show", *r, "--id", value],
+                ["commitments", "show", *r, value, "--json"],
+                ["commitments", "show", *r, value],
             ]
         )
 

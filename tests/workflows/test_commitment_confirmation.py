@@ -82,19 +82,15 @@ async def test_a_proposal_confirmed_with_memoryctl_fires_once_and_not_before(
     assert text[row["reading"]["spanStart"] : row["reading"]["spanEnd"]] == "in 5 days"
     assert "Ostrander" not in listed  # a list is ids, instants and offsets
     cid = row["commitmentId"]
-    shown = ok(
-        await asyncio.to_thread(memoryctl, "show", "--memory-ref", ref, "--id", cid, env=env)
-    )
-    assert "read: 'in 5 days'" in shown
+    shown = ok(await asyncio.to_thread(memoryctl, "show", "--memory-ref", ref, cid, env=env))
+    assert "read: in 5 days" in shown
 
     # Due a second after it was said; waiting, it neither starts nor fires.
     await asyncio.sleep(2)
     assert not await _workflow_exists(client, cid)
     assert await _fired(store, ref) == []
 
-    confirmed = ok(
-        await asyncio.to_thread(memoryctl, "confirm", "--memory-ref", ref, "--id", cid, env=env)
-    )
+    confirmed = ok(await asyncio.to_thread(memoryctl, "confirm", "--memory-ref", ref, cid, env=env))
     # Armed and started; due already, it may have fired by the time the CLI reads it back.
     assert f"{cid}: armed" in confirmed or f"{cid}: fired" in confirmed
 
@@ -112,7 +108,7 @@ async def test_a_proposal_confirmed_with_memoryctl_fires_once_and_not_before(
         f"time commitment of {ref}, entry {row['memoryId']} [{start}:{end}]: {row['understood']}"
     )
     # Confirming what is no longer proposed is refused with a non-zero exit.
-    again = await asyncio.to_thread(memoryctl, "confirm", "--memory-ref", ref, "--id", cid, env=env)
+    again = await asyncio.to_thread(memoryctl, "confirm", "--memory-ref", ref, cid, env=env)
     assert again.returncode != 0 and "only a proposed one is confirmed" in again.stderr
 
 
