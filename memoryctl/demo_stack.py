@@ -67,11 +67,12 @@ def _cli(address: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def ensure_schedule_with_cli(address: str, memory_ref: str) -> str:
-    """Create the dream schedule with the Temporal CLI, as a user would (README)."""
+def ensure_schedule_with_cli(address: str, memory_ref: str) -> tuple[str, bool]:
+    """Create the dream schedule with the Temporal CLI, as a user would (README); the
+    schedule id, and whether it was created now (False: an earlier run made it)."""
     schedule_id = schedule_id_for(memory_ref)
     if _cli(address, "schedule", "describe", "--schedule-id", schedule_id).returncode == 0:
-        return schedule_id
+        return schedule_id, False
     payload = json.dumps({"memoryRef": memory_ref, "tokenBudget": DEMO_BUDGET})
     created = _cli(
         address,
@@ -79,6 +80,7 @@ def ensure_schedule_with_cli(address: str, memory_ref: str) -> str:
         "--schedule-id", schedule_id,
         "--cron", DEFAULT_CRON,
         "--overlap-policy", "Skip",
+        "--execution-timeout", "6h",
         "--workflow-id", schedule_id,
         "--task-queue", DEFAULT_TASK_QUEUE,
         "--type", "DreamWorkflow",
@@ -86,13 +88,15 @@ def ensure_schedule_with_cli(address: str, memory_ref: str) -> str:
     )  # fmt: skip
     if created.returncode != 0:
         raise RuntimeError(f"temporal schedule create failed: {created.stderr.strip()}")
-    return schedule_id
+    return schedule_id, True
 
 
-async def trigger_and_find_run(client: Client, address: str, schedule_id: str) -> tuple[str, str]:
-    """Trigger with the CLI and return (workflow id, run id) of the run it started; or
-    the dream an interrupted quick start left running, which this run's worker resumes
-    (the schedule skips a trigger while its last dream runs)."""
+async def trigger_and_find_run(
+    client: Client, address: str, schedule_id: str
+) -> tuple[str, str, bool]:
+    """Trigger with the CLI and return (workflow id, run id, True) of the run it started;
+    or (..., False) for the dream an interrupted quick start left running, which this
+    run's worker resumes (the schedule skips a trigger while its last dream runs)."""
     handle = client.get_schedule_handle(schedule_id)
     description = await handle.describe()
     for running in description.info.running_actions:
@@ -103,7 +107,7 @@ async def trigger_and_find_run(client: Client, address: str, schedule_id: str) -
                 soft_wrap=True,
                 markup=False,
             )
-            return running.workflow_id, running.first_execution_run_id
+            return running.workflow_id, running.first_execution_run_id, False
     before = len(description.info.recent_actions)
     triggered = await asyncio.to_thread(
         _cli, address, "schedule", "trigger", "--schedule-id", schedule_id
@@ -115,7 +119,7 @@ async def trigger_and_find_run(client: Client, address: str, schedule_id: str) -
         if len(actions) > before or (before == len(actions) == 10):
             action = actions[-1].action
             if isinstance(action, ScheduleActionExecutionStartWorkflow):
-                return action.workflow_id, action.first_execution_run_id
+                return action.workflow_id, action.first_execution_run_id, True
         await asyncio.sleep(0.2)
     raise RuntimeError("the schedule did not start a dream within 30 s")
 
@@ -142,10 +146,14 @@ async def wait_with_progress(
                     del pending[ref]
                     continue
                 with contextlib.suppress(Exception):
-                    child = workflow_ids_for(Settings()).distillation(ref)
-                    status = await client.get_workflow_handle(child).query(
-                        DistillationWorkflow.progress
+                    child = client.get_workflow_handle(
+                        workflow_ids_for(Settings()).distillation(ref)
                     )
+                    # Until this dream starts its child, the id names yesterday's run:
+                    # its last progress is not this dream's.
+                    if (await child.describe()).parent_run_id != runs[ref][1]:
+                        continue
+                    status = await child.query(DistillationWorkflow.progress)
                     progress.update(tasks[ref], description=f"{ref}: {status}")
             await asyncio.sleep(0.25)
     return results
@@ -184,10 +192,13 @@ async def show_results(
     console.print(table)
     for ref, result in results.items():
         console.rule(ref)
-        compacted = await store.events(ref, types=["memory.compacted"], limit=100_000)
-        if compacted:
+        distillation = result.distillation
+        if distillation and distillation.output_id:  # yesterday's event is not this run's
+            compacted = await store.events(ref, types=["memory.compacted"], limit=100_000)
             console.print("[bold]memory.compacted[/bold]")
             console.print_json(json.dumps(compacted[-1].payload))
+        else:
+            console.print("nothing new to distill since the last dream: no memory.compacted")
         consolidation = result.consolidation
         if consolidation is not None:
             console.print(
@@ -201,10 +212,19 @@ async def show_results(
         commitments = result.commitments
         if commitments is not None:
             inferred = commitments.inference
+            # The time and predicate counts are of every commitment read, new or known.
+            read = inferred.created + inferred.already_known
+            unread = (
+                f"{plural(inferred.unparsable_count, 'entry', 'entries')} not understood "
+                f"(memoryctl commitments infer --memory-ref {ref} says why), "
+                if inferred.unparsable_count
+                else ""
+            )
             console.print(
-                f"commitments: {inferred.created} new ({inferred.time_commitments} time, "
-                f"{inferred.predicate_commitments} predicate), {inferred.unparsable_count} "
-                f"unparsable, {commitments.armed.started} workflows armed, "
+                f"commitments: {plural(read, 'commitment')} found "
+                f"({inferred.time_commitments} time, {inferred.predicate_commitments} "
+                f"predicate), {inferred.created} new, {unread}"
+                f"{plural(commitments.armed.started, 'workflow')} armed, "
                 f"{commitments.armed.deferred} due beyond 24 h left to the horizon workflow "
                 f"(memoryctl commitments list --memory-ref {ref})",
                 soft_wrap=True,
@@ -219,7 +239,6 @@ async def show_results(
                 soft_wrap=True,
                 markup=False,
             )
-        distillation = result.distillation
         if distillation and distillation.archive_checksum:
             console.print(
                 f"archive checksum: [bold]{distillation.archive_checksum}[/bold]", soft_wrap=True
@@ -243,10 +262,19 @@ async def show_results(
                 for secret_id, value in vault.get(parsed.tenant, {}).items()
                 if output is not None and value in output.content
             ]
-            console.print(
-                "SR-1: registered secrets in the distilled entry: "
-                + ("[red]" + ", ".join(secrets_left) + "[/red]" if secrets_left else "none")
-            )
+            registered = len(vault.get(parsed.tenant, {}))
+            if secrets_left:
+                console.print(
+                    "SR-1: registered secrets found in the distilled entry: [red]"
+                    + ", ".join(secrets_left)
+                    + "[/red]"
+                )
+            else:
+                console.print(
+                    "SR-1: the distilled entry holds none of the "
+                    f"{plural(registered, 'secret')} registered for {parsed.tenant}",
+                    markup=False,
+                )
         if ui_url:
             workflow_id, run_id = runs[ref]
             # soft_wrap keeps the link on one line so terminals can open it.
@@ -305,21 +333,20 @@ async def run_demo(options: DemoOptions) -> int:
             async with worker, api as http_api:
                 await _seed_once(store, vault, state_dir, new_day=options.new_day)
                 runs: dict[str, tuple[str, str]] = {}
+                created, triggered = [], []
                 for tenant in TENANTS:
-                    schedule_id = ensure_schedule_with_cli(dev.address, tenant.memory_ref)
-                    runs[tenant.memory_ref] = await trigger_and_find_run(
+                    schedule_id, new = ensure_schedule_with_cli(dev.address, tenant.memory_ref)
+                    workflow_id, run_id, started = await trigger_and_find_run(
                         client, dev.address, schedule_id
                     )
-                console.print(
-                    "Created dream schedules with `temporal schedule create` (cron "
-                    f"'{DEFAULT_CRON}') and triggered them with `temporal schedule trigger`"
-                )
+                    runs[tenant.memory_ref] = (workflow_id, run_id)
+                    created += [schedule_id] if new else []
+                    triggered += [schedule_id] if started else []
+                show_schedules(created, triggered)
                 results = await wait_with_progress(client, runs)
                 await show_results(store, results, runs, dev.ui_url, vault)
                 await check_and_show(http_api, TENANTS[0].memory_ref, console)
-                show_next_steps(
-                    dev.address, dev.ui_url, state_dir, running=not options.exit_after_run
-                )
+                show_next_steps(dev.address, dev.ui_url, state_dir, options)
                 if not options.exit_after_run:
                     console.print(
                         f"\nThe stack is up (UI {dev.ui_url}, API {http_api.url}); the worker "
@@ -333,9 +360,29 @@ async def run_demo(options: DemoOptions) -> int:
         server.cleanup()
 
 
-def show_next_steps(address: str, ui_url: str | None, state_dir: Path, *, running: bool) -> None:
+def show_schedules(created: list[str], triggered: list[str]) -> None:
+    """What this run did to the schedules, and only that: on a second run they exist
+    already, and a schedule whose dream an interrupted run left running is not
+    triggered (that dream resumes)."""
+    made = (
+        f"Created dream schedules {', '.join(created)} with `temporal schedule create`"
+        if created
+        else "The dream schedules exist already"
+    )
+    fired = (
+        f"triggered {', '.join(triggered)} with `temporal schedule trigger`"
+        if triggered
+        else "triggered none"
+    )
+    console.print(f"{made} (cron '{DEFAULT_CRON}'); {fired}", soft_wrap=True, markup=False)
+
+
+def show_next_steps(
+    address: str, ui_url: str | None, state_dir: Path, options: DemoOptions
+) -> None:
     """The exact environment a second terminal needs: `temporal` and `memoryctl` live in
     the venv's bin directory, and the ports may not be the defaults."""
+    running = not options.exit_after_run
     bin_dir = Path(sys.executable).parent
     lines = [f'export PATH="{bin_dir}:$PATH"  # temporal and memoryctl live here']
     lines.append(f"export TEMPORAL_ADDRESS={address}")
@@ -350,7 +397,8 @@ def show_next_steps(address: str, ui_url: str | None, state_dir: Path, *, runnin
     when = (
         "In another terminal, while this one runs"
         if running
-        else "Next: run ./quickstart.sh (it stays up until Ctrl-C) and, in another terminal"
+        else f"Next: run {_quickstart_command(options)} (it stays up until Ctrl-C) and, in "
+        "another terminal"
     )
     console.print(f"{when}:", markup=False)
     for line in lines:
@@ -398,3 +446,18 @@ async def _wait_for_interrupt() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+
+
+def _quickstart_command(options: DemoOptions) -> str:
+    """./quickstart.sh with the ports this run used, where they are not the defaults."""
+    defaults = DemoOptions()
+    ports = [
+        f"--{name}-port {value}"
+        for name, value, default in (
+            ("temporal", options.temporal_port, defaults.temporal_port),
+            ("ui", options.ui_port, defaults.ui_port),
+            ("api", options.api_port, defaults.api_port),
+        )
+        if value != default
+    ]
+    return " ".join(["./quickstart.sh", *ports])

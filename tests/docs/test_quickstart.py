@@ -78,15 +78,19 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     assert "1 new conflicts" in first
     # The dream's commitment inference: the reminders in the notes armed, as workflows
     # (due within 24 h) or left to the memoryRef's horizon workflow (due later).
+    # Counts that say what they count (issue 41): found (by kind), new, armed.
     armed = re.search(
-        r"commitments: (\d+) new \(\d+ time, \d+ predicate\), \d+ unparsable, "
-        r"(\d+) workflows armed, (\d+) due beyond 24 h left to the horizon workflow",
+        r"commitments: (\d+) commitments? found \((\d+) time, (\d+) predicate\), (\d+) new, "
+        r"(\d+) workflows? armed, (\d+) due beyond 24 h left to the horizon workflow",
         first,
     )
     assert armed, first
-    new, started, deferred = (int(group) for group in armed.groups())
-    assert new > 0 and started + deferred == new, first
-    assert "registered secrets in the distilled entry: none" in first
+    found, time, predicate, new, started, deferred = (int(group) for group in armed.groups())
+    assert new > 0 and started + deferred == new and time + predicate == found, first
+    # Said so that it cannot read as "no secrets registered" (issue 41).
+    assert "SR-1: the distilled entry holds none of the 1 secret registered for acme" in first
+    assert "Created dream schedules dream:acme:support-agent, dream:globex:sales-agent" in first
+    assert "triggered dream:acme:support-agent, dream:globex:sales-agent with" in first
     # The weekly routine of the demo memory: exactly one proposal, inert.
     assert first.count("proposals: ") == 1, first
     assert (
@@ -121,6 +125,11 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     assert f"export TEMPORAL_ADDRESS=127.0.0.1:{port}" in first
     assert f"export AGENT_MEMORY_STATE_DIR={tmp_path}" in first
     assert "Seeded " in first
+    # The next run, as this one was started: its ports, not the defaults (issue 41).
+    assert (
+        f"Next: run ./quickstart.sh --temporal-port {port} --ui-port {ui_port} "
+        f"--api-port {api_port} (it stays up until Ctrl-C)"
+    ) in first
 
     # Another day's notes on purpose: the demo memory is otherwise seeded once.
     second = _run_quickstart(tmp_path, port, ui_port, api_port, "--new-day")
@@ -132,6 +141,13 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     assert "1 superseded" in second
     # The same routine the next day: proposed already, nothing new.
     assert "proposals: 0 new from 1 recurring requests" in second
+    assert "The dream schedules exist already (cron" in second
+    assert "Created dream schedules" not in second
+
+    # Nothing new since: the last dream's memory.compacted is not shown as this one's.
+    third = _run_quickstart(tmp_path, port, ui_port, api_port)
+    assert third.count("nothing new to distill since the last dream: no memory.compacted") == 2
+    assert '"trigger": "host-managed"' not in third
 
 
 class _Running:
@@ -204,6 +220,8 @@ def test_ctrl_c_mid_dream_then_again_resumes_and_a_second_quick_start_is_one_lin
     second.wait_for("Press Ctrl-C to stop.")
     output = "".join(second.lines)
     assert "Demo memory already seeded" in output and "Seeded " not in output
+    # It says what it did: nothing created, and no trigger for the resumed dream.
+    assert "The dream schedules exist already" in output and "Created dream" not in output
     assert "dream complete" in output or "resumes" in output
 
     # A second quick start while this one runs: one line each, nothing started.
