@@ -5,6 +5,33 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+for arg in "$@"; do
+  case "$arg" in
+    -h|--help)
+      # Answered here, before any install: help should not cost a minute of pip.
+      cat <<'USAGE'
+Usage: ./quickstart.sh [OPTIONS]
+
+Set up .venv (the first time, and again when pyproject.toml changes), then start
+embedded PostgreSQL, the Temporal dev server, the worker and the HTTP API, run a dream
+and show what it did. The stack stays up until Ctrl-C.
+
+Options (passed to `memoryctl demo`):
+  --exit-after-run       Stop the stack once the dream is shown.
+  --new-day              Add another day's notes (the demo memory is seeded once).
+  --temporal-port PORT   Temporal dev server gRPC port (default 7233).
+  --ui-port PORT         Temporal UI port (default 8233).
+  --api-port PORT        HTTP API port (default 8000).
+  -h, --help             Show this message and exit.
+
+State (embedded PostgreSQL, the Temporal dev server's database, the demo's API key)
+lives in your user state dir, or in AGENT_MEMORY_STATE_DIR when set.
+USAGE
+      exit 0
+      ;;
+  esac
+done
+
 VENV="${VENV:-.venv}"
 PYTHON="${PYTHON:-python3}"
 

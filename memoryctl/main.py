@@ -55,7 +55,9 @@ from memoryctl.payload_keys import payload_keys_app
 from memoryctl.proposals import proposals_app
 from memoryctl.schedule import schedule_app
 from memoryctl.serve import serve
-from memoryctl.usage import usage_line
+from memoryctl.usage import show_flags_without_a_type, usage_line
+
+show_flags_without_a_type()
 
 # The root: each command module owns its group (or its one command); this only puts
 # them together, in the order --help lists them.

@@ -54,3 +54,20 @@ def usage_line(error: Any, typed: Sequence[str]) -> str:
     root = error.ctx.find_root().command if error.ctx is not None else None
     names = command_names(root) if root is not None else set()
     return without_typed_values(error.format_message(), typed, names)
+
+
+def show_flags_without_a_type() -> None:
+    """Typer 0.29's help prints a type beside every option, flags included: ``--json
+    <bool>`` reads as if the flag took a value (``--json true``), which it refuses. A flag
+    gets no type column; options that take a value keep theirs (``--limit <int>``)."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "hides_flag_types", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    display_type_rich.hides_flag_types = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]

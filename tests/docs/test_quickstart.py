@@ -63,6 +63,36 @@ def _run_quickstart(state_dir: Path, port: int, ui_port: int, api_port: int, *mo
     return completed.stdout
 
 
+def test_quickstart_help_is_its_own_and_installs_nothing(tmp_path: Path) -> None:
+    # It said "Usage: memoryctl demo" and showed flags as "<bool>", after an install.
+    from typer.main import get_command
+
+    from memoryctl.main import app
+
+    venv = tmp_path / "venv"
+    shown = subprocess.run(
+        ["bash", str(ROOT / "quickstart.sh"), "--help"],
+        env={**os.environ, "VENV": str(venv)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("Usage: ./quickstart.sh [OPTIONS]\n")
+    assert not venv.exists()  # nothing installed to answer --help
+    demo = get_command(app).commands["demo"]  # type: ignore[attr-defined]
+    for option in (opt for param in demo.params for opt in param.opts):
+        assert f"  {option} " in shown.stdout, option
+    memoryctl_help = subprocess.run(
+        [sys.executable, "-m", "memoryctl.main", "demo", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+    assert "--exit-after-run" in memoryctl_help.stdout and "<bool>" not in memoryctl_help.stdout
+
+
 @pytest.mark.slow
 def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     port, ui_port, api_port = _free_port(), _free_port(), _free_port()

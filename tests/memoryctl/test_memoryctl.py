@@ -182,6 +182,27 @@ def test_every_command_takes_json_as_the_docs_promise() -> None:
     assert missing == []
 
 
+def test_no_help_shows_a_flag_as_if_it_took_a_value() -> None:
+    # Typer 0.29 printed "--json <bool>" (issue 41): every command's help, as a user sees it.
+    import typer
+    from typer.testing import CliRunner
+
+    from memoryctl.main import app
+
+    def paths(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+        yield path
+        for name, child in (getattr(command, "commands", None) or {}).items():
+            yield from paths(child, (*path, name))
+
+    runner = CliRunner()
+    helps = {
+        " ".join(path): runner.invoke(app, [*path, "--help"], terminal_width=120).output
+        for path in paths(typer.main.get_command(app))
+    }
+    assert len(helps) > 40 and "--json" in helps["memory list"]
+    assert [name for name, text in helps.items() if "<bool>" in text] == []
+
+
 async def test_schedule_commands_print_json(temporal_env: WorkflowEnvironment) -> None:
     address = temporal_env.client.service_client.config.target_host
     ref = "mem://json-tenant/agent-3"
