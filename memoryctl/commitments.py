@@ -46,6 +46,7 @@ from memoryctl.cli import (
     temporal_client,
     with_store,
 )
+from memoryctl.empty_lists import list_or_why
 
 if TYPE_CHECKING:
     from memory.store import PostgresMemoryStore
@@ -296,7 +297,9 @@ def list_(
 ) -> None:
     """The memoryRef's commitments, oldest first."""
     ref = checked_ref(memory_ref)
-    rows = with_store(lambda store: store.commitments.list(ref, state=state))
+    rows = list_or_why(
+        lambda store: store.commitments.list(ref, state=state), ref.tenant, ref.agent
+    )
     if as_json:
         print_json([row.to_wire() for row in rows])
     elif rows:

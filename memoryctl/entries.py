@@ -37,6 +37,7 @@ from memoryctl.cli import (
     short_instant,
     with_store,
 )
+from memoryctl.empty_lists import list_or_why
 from memoryctl.forget import forget
 from memoryctl.search import search
 from schemas.base import format_instant
@@ -261,7 +262,7 @@ def list_(
     except ValidationError as error:
         raise bad_input(f"--tag: {error.errors()[0]['msg']}") from None
 
-    entries = with_store(lambda store: store.list(ref, options))
+    entries = list_or_why(lambda store: store.list(ref, options), ref.tenant, ref.agent)
     if as_json:
         print_json([_without_content(entry) for entry in entries])
         return

@@ -44,6 +44,7 @@ from memoryctl.cli import (
     temporal_client,
     with_store,
 )
+from memoryctl.empty_lists import list_or_why
 from schemas.proposals import MAX_REASON_CHARS, ProposalKind, ProposalState
 
 if TYPE_CHECKING:
@@ -150,8 +151,10 @@ def list_(
     ref = checked_ref(memory_ref) if memory_ref is not None else None
     if ref is not None and ref.tenant != tenant:
         raise bad_input(f"--memory-ref: must be a memoryRef of tenant {tenant}")
-    rows = with_store(
-        lambda store: store.proposals.list(tenant, state=state, kind=kind, memory_ref=ref)
+    rows = list_or_why(
+        lambda store: store.proposals.list(tenant, state=state, kind=kind, memory_ref=ref),
+        tenant,
+        ref.agent if ref is not None else None,
     )
     if as_json:
         print_json([proposal.to_wire() for proposal in rows])

@@ -358,6 +358,32 @@ async def test_memory_put_takes_the_hosts_own_id_once(database_url: str) -> None
     assert [row["id"] for row in listed] == ["mem-88"]
 
 
+async def test_an_empty_list_says_when_the_tenant_or_agent_does_not_exist(
+    database_url: str,
+) -> None:
+    # Issue 41: a misspelt tenant listed nothing with exit 0, like an empty memory.
+    ref = unique_ref()
+    tenant, agent = ref.removeprefix("mem://").split("/")[:2]
+    cli = InProcess({"DATABASE_URL": database_url})
+    ok(await cli("memory", "put", "--memory-ref", ref, "--content", "the quote went out"))
+
+    typo = await cli("memory", "list", "--memory-ref", f"mem://{tenant}/{agent}x")
+    assert (typo.returncode, typo.stdout.strip()) == (0, "no entries")
+    assert (
+        typo.stderr.strip() == f"note: tenant {tenant} has no agent {agent}x; its agents: {agent}"
+    )
+    unknown = await cli("proposals", "list", "--tenant", f"{tenant}x", "--json")
+    assert (unknown.returncode, json.loads(unknown.stdout)) == (0, [])
+    assert unknown.stderr.strip() == (
+        f"note: tenant {tenant}x has no memory here (no agent of it holds an entry)"
+    )
+    commitments = await cli("commitments", "list", "--memory-ref", f"mem://{tenant}x/{agent}")
+    assert "has no memory here" in commitments.stderr
+    # A real agent with nothing of that kind: an empty list, no note.
+    real = await cli("commitments", "list", "--memory-ref", ref)
+    assert (real.returncode, real.stdout.strip(), real.stderr) == (0, "no commitments", "")
+
+
 async def test_bad_input_is_one_line_naming_the_option(closed_port: int) -> None:
     # Nothing listens at either address: bad input is refused before connecting.
     env = {"DATABASE_URL": f"postgresql+asyncpg://u:pw@127.0.0.1:{closed_port}/x"}
