@@ -16,10 +16,12 @@ print ids, tags and instants.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -269,19 +271,34 @@ def list_(
     if not entries:
         console.print("no entries")
         return
-    table = Table(caption=str(ref))
-    table.add_column("id", no_wrap=True)  # whole, so it can be copied
-    table.add_column("tags", overflow="fold")
-    table.add_column("created", no_wrap=True)
-    table.add_column("expires", no_wrap=True)
+    # One line an entry at 80 columns: the id whole (to copy), an expiry column only
+    # when some entry expires, and the first tags with a count of the rest (a distilled
+    # entry carries every tag of its sources: all of them wrapped over 30 lines).
+    expiring = any(entry.expires_at for entry in entries)
+    instant = len(short_instant(entries[0].created_at))
+    table = Table(caption=str(ref), box=box.SIMPLE_HEAD)
+    table.add_column("id", no_wrap=True, min_width=max(len(entry.id) for entry in entries))
+    table.add_column("created", no_wrap=True, min_width=instant)
+    if expiring:
+        table.add_column("expires", no_wrap=True, min_width=instant)
+    # What is left of the width; a tag too long for it ends in an ellipsis.
+    table.add_column("tags", overflow="ellipsis")
     for entry in entries:
+        expires = [short_instant(entry.expires_at) if entry.expires_at else "-"]
         table.add_row(
             entry.id,
-            Text(", ".join(entry.tags)),  # Text: a tag such as "[red]" is not markup
             short_instant(entry.created_at),
-            short_instant(entry.expires_at) if entry.expires_at else "",
+            *(expires if expiring else []),
+            # Text: a tag such as "[red]" is not markup.
+            Text(_first_tags(entry.tags), overflow="ellipsis", no_wrap=True),
         )
     console.print(table)
+
+
+def _first_tags(tags: Sequence[str], shown: int = 3) -> str:
+    """ "ops, billing, renewal +9": --json and `memory get` have them all."""
+    rest = f" +{len(tags) - shown}" if len(tags) > shown else ""
+    return (", ".join(tags[:shown]) or "-") + rest
 
 
 # The same command as `memoryctl forget`, beside put, get and list.
