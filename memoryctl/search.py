@@ -3,21 +3,26 @@
     memoryctl memory search --memory-ref REF QUERY [--limit N]
                             [--mode hybrid|semantic|text] [--tag T ...]
                             [--said-by NAME] [--said-after INSTANT]
-                            [--said-before INSTANT] [--exclude-superseded] [--json]
+                            [--said-before INSTANT] [--exclude-superseded]
+                            [--explain] [--json]
 
 Hybrid by default (BM25 and vectors fused by score, see
 memory/search/ranking.py). Like ``get``, this is a read path and prints content: the
-table shows each hit's rank, score, the leg ranks, what a later entry says of it (a
-value superseded by another entry, or in conflict with one) and its text on one line;
-``--json`` prints the whole result.
+table shows each hit's place, its id whole, its text and what a later entry says of it
+(a value superseded by another entry, or in conflict with one). Hits whose text is
+identical to a better one's are folded into its row, named by id, so ten copies of one
+note do not fill the page. ``--explain`` adds the fused score and each ranking's place,
+with a line saying what they are; ``--json`` prints the whole result, nothing folded.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 from pydantic import ValidationError
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -27,10 +32,17 @@ from memoryctl.cli import (
     bad_input,
     checked_ref,
     console,
+    plural,
     print_json,
     with_store,
 )
-from schemas.search import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchMode, SearchRequest
+from schemas.search import (
+    DEFAULT_SEARCH_LIMIT,
+    MAX_SEARCH_LIMIT,
+    SearchHit,
+    SearchMode,
+    SearchRequest,
+)
 
 # Characters of content the table shows per hit (the whole text is in --json).
 SHOWN_CHARS = 120
@@ -73,6 +85,12 @@ def search(
         bool,
         typer.Option("--exclude-superseded", help="Leave out entries a later entry supersedes."),
     ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain", help="Show each hit's fused score and its place in each ranking."
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Entries ranked by relevance to QUERY, best first (a changed fact's newer value
@@ -99,17 +117,62 @@ def search(
     if as_json:
         print_json(result.to_wire())
         return
-    table = Table("#", "score", "text", "vector", "id", "changed", "content", box=None)
-    for rank, hit in enumerate(result.hits, 1):
+    console.print(_table(_folded(result.hits), explain=explain))
+    folded = len(result.hits) - len(_folded(result.hits))
+    same = f", {folded} identical to a hit above and folded into it" if folded else ""
+    console.print(
+        f"{plural(len(result.hits), 'hit')}{same} ({result.mode} search, "
+        f"model {result.model or 'none'})",
+        markup=False,
+        soft_wrap=True,
+    )
+    if explain:
+        console.print(EXPLAINED, markup=False, soft_wrap=True)
+
+
+EXPLAINED = (
+    "score: how relevant the fused ranking found the hit (higher is better); full-text "
+    "and vector: the hit's place in the keyword (BM25) and the embedding ranking before "
+    "they were fused, - when that ranking did not find it."
+)
+
+
+def _folded(hits: Sequence[SearchHit]) -> list[tuple[SearchHit, list[str]]]:
+    """Each hit with the ids of the later hits whose text is the same, in rank order."""
+    rows: list[tuple[SearchHit, list[str]]] = []
+    first: dict[str, list[str]] = {}
+    for hit in hits:
+        same = first.get(hit.entry.content_sha256)
+        if same is not None:
+            same.append(hit.entry.id)
+            continue
+        first[hit.entry.content_sha256] = []
+        rows.append((hit, first[hit.entry.content_sha256]))
+    return rows
+
+
+def _table(rows: list[tuple[SearchHit, list[str]]], *, explain: bool) -> Table:
+    changed = any(hit.entry.superseded_by or hit.entry.conflicts_with for hit, _ in rows)
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("#", justify="right", no_wrap=True)
+    if explain:
+        for name in ("score", "full-text", "vector"):
+            table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("id", no_wrap=True)  # whole, to copy into `memory get`
+    if changed:
+        table.add_column("changed", overflow="fold")
+    table.add_column("content", overflow="fold", ratio=1)
+    for place, (hit, same) in enumerate(rows, 1):
         content = hit.entry.content.replace("\n", " ")
+        shown = content[:SHOWN_CHARS] + ("…" if len(content) > SHOWN_CHARS else "")
+        if same:
+            shown += f" (identical: {', '.join(same)})"
+        scores = [f"{hit.score:.3f}", str(hit.text_rank or "-"), str(hit.vector_rank or "-")]
         table.add_row(
-            str(rank),
-            f"{hit.score:.4f}",
-            str(hit.text_rank or "-"),
-            str(hit.vector_rank or "-"),
+            str(place),
+            *(scores if explain else []),
             hit.entry.id,
-            _changed(hit.entry.superseded_by, hit.entry.conflicts_with),
-            Text(content[:SHOWN_CHARS] + ("…" if len(content) > SHOWN_CHARS else "")),
+            *([_changed(hit.entry.superseded_by, hit.entry.conflicts_with)] if changed else []),
+            Text(shown),  # Text: stored text is never markup
         )
-    console.print(table)
-    console.print(f"{len(result.hits)} hits ({result.mode}, model {result.model or 'none'})")
+    return table

@@ -214,3 +214,29 @@ def test_every_block_runs_against_the_quick_starts_stack(
     for expected in ("docs/conformance.md", "docs/proposals.md", "docs/commitments.md"):
         assert any(name.startswith(expected) for name in ran), expected
     assert len(ran) >= 14, ran
+
+
+def test_cli_synopses_name_commands_and_options_that_exist() -> None:
+    """docs/cli.md's usage lines (```text blocks, not run): each command path exists
+    and each option it shows is one of that command's."""
+    from typer.main import get_command
+
+    from memoryctl.main import app
+
+    root = get_command(app)
+    text = (ROOT / "docs" / "cli.md").read_text()
+    lines = [
+        line.split("#")[0]
+        for block in re.findall(r"^```text\n(.*?)^```", text, re.S | re.M)
+        for line in block.splitlines()
+        if line.startswith("memoryctl ")
+    ]
+    assert len(lines) >= 15
+    for line in lines:
+        command, words = root, line.split()[1:]
+        while words and words[0] in getattr(command, "commands", {}):
+            command = command.commands[words.pop(0)]  # type: ignore[attr-defined]
+        assert not getattr(command, "commands", None), f"no such command: {line}"
+        known = {opt for param in command.params for opt in getattr(param, "opts", [])}
+        shown = set(re.findall(r"--[a-z][a-z-]*", line))
+        assert shown <= known, (line, shown - known)

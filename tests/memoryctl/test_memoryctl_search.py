@@ -27,7 +27,7 @@ async def test_search_from_the_cli(store: PostgresMemoryStore, database_url: str
             database_url=database_url,
         )
     )
-    assert likes.id in table and "green tea" in table and "1 hits (hybrid" in table
+    assert likes.id in table and "green tea" in table and "1 hit (hybrid search" in table
     as_json = json.loads(
         ok(
             memoryctl(
@@ -54,6 +54,37 @@ async def test_search_from_the_cli(store: PostgresMemoryStore, database_url: str
         "memory", "search", "--memory-ref", ref, "x", "--mode", "fuzzy", database_url=database_url
     )
     assert bad_mode.returncode == 2 and "--mode" in bad_mode.stderr
+
+
+async def test_identical_hits_fold_into_one_row_and_scores_are_explained(
+    store: PostgresMemoryStore, database_url: str
+) -> None:
+    # Issue 41: three copies of one note filled the top of the table, and score, text and
+    # vector columns came with no word of what they are.
+    ref = unique_ref()
+    copies = [
+        await store.put(ref, note("Renewal quote for Vandelay goes out Friday")) for _ in "abc"
+    ]
+    other = await store.put(ref, note("Renewal quote for Initech goes out Monday"))
+
+    def search(*more: str) -> str:
+        return ok(
+            memoryctl(
+                "memory", "search", "--memory-ref", ref, "renewal quote", *more,
+                database_url=database_url,
+            )
+        )  # fmt: skip
+
+    table = search()
+    assert table.count("Vandelay") == 1 and other.id in table
+    assert all(copy.id in table for copy in copies)  # the folded ones named by id
+    assert "4 hits, 2 identical to a hit above and folded into it (hybrid search" in table
+    assert "score" not in table  # no unexplained columns by default
+    explained = search("--explain")
+    assert "score: how relevant the fused ranking found the hit" in explained
+    assert "full-text" in explained and "vector" in explained
+    as_json = json.loads(search("--json"))
+    assert len(as_json["hits"]) == 4  # --json folds nothing
 
 
 async def test_search_by_who_said_it_and_when_from_the_cli(
