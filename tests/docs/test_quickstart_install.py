@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -58,3 +60,24 @@ def test_the_install_runs_once_and_again_when_the_dependencies_change(tmp_path: 
         handle.write("\n# a dependency changed\n")
     assert _run(project, venv).returncode == 0
     assert installs() == 2
+
+
+@pytest.mark.slow
+def test_the_editable_install_prints_no_warning_box(tmp_path: Path) -> None:
+    # Issue 41: every first install ended in setuptools' "Editable installation ... !!"
+    # box. The same two pip commands as quickstart.sh (without the dependencies, which
+    # are not what is checked), in a fresh venv.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    steps = [
+        [python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
+        [python, "-m", "pip", "install", "--quiet", "--no-deps", "-e", str(ROOT)],
+    ]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+    shown = [line for line in done.stderr.splitlines() if not line.startswith("WARNING: Location")]
+    assert not any("Editable installation" in line or "!!" in line for line in shown), shown
+    pth = list((venv / "lib").glob("python3*/site-packages/__editable__*.pth"))
+    assert [path.read_text().strip() for path in pth] == [str(ROOT)]
