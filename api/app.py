@@ -15,6 +15,7 @@ from api.auth import _KeyCache
 from api.body_limit import MAX_BODY_BYTES, BodyLimit
 from api.codec_server import codec_app
 from api.errors import install_error_handlers
+from api.openapi import declare_api_key
 from api.request_metrics import RequestMetrics
 from api.services import ApiServices
 from api.wire_version import WireVersion
@@ -28,7 +29,8 @@ DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
   `/runs`, the seams under `/conformance/seams/sample/`), negotiated with the
   `OpenWOP-Version` header; `GET /.well-known/openwop` (public) answers in the major
   the header asks for (v1 without one).
-* OpenIntent RFC-0015 memory REST under `/api/v1/`.
+* OpenIntent RFC-0015 memory REST under `/api/v1/`, and search by meaning
+  (`POST /api/v1/memory/search`, an extension).
 * MCP (Model Context Protocol) for agents: streamable HTTP at `/mcp` (stateless, JSON),
   tools remember, recall, forget, session_start, commitments, proposals.
 * Commitments (host extension): `/v1/host/commitments` (list, show, confirm, cancel)
@@ -38,10 +40,12 @@ DESCRIPTION = """Agent memory over Temporal and PostgreSQL.
 
 * The Temporal codec server (encrypted payloads) under `/codec/`: `POST /codec/decode`,
   `POST /codec/encode`.
-* Operations (no key): `GET /healthz` (alive), `GET /readyz` (database, Temporal and a
-  worker reachable: 200 or 503 with each check), `GET /metrics` (Prometheus text).
+* Operations (no key): `GET /healthz` (alive), `GET /readyz` (database and Temporal
+  reachable: 200 or 503 with each check, and whether a worker polls), `GET /metrics`
+  (Prometheus text).
 
-Every route but discovery needs an API key (`X-API-Key` or `Authorization: Bearer`);
+Every route but discovery and operations needs an API key (`X-API-Key` or
+`Authorization: Bearer`; Swagger UI's **Authorize** button takes it for "Try it out");
 a key belongs to one tenant and reaches only that tenant's memoryRefs. Errors are
 `{"error": code, "message": ..., "field"?: ...}` and never quote stored content.
 """
@@ -107,6 +111,8 @@ def create_app(api: ApiServices, *, max_body_bytes: int = MAX_BODY_BYTES) -> Fas
             prefix=f"{seam_prefix}/proposals",
             dependencies=proposal_routes.SEAM_DEPENDENCIES,
         )
+    # Swagger UI's Authorize button: the key's schemes, on every route that needs one.
+    declare_api_key(app)
     # The MCP server (api/mcp/): the same store calls as the routes above.
     app.router.routes.append(mcp_route)
     # Probes and scrapers carry no API key (runtime/health.py).

@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 
@@ -22,6 +22,20 @@ from memory.tenants.api_keys import KeyIdentity
 CACHE_S = 2.0
 _MAX_CACHED = 10_000
 Authenticate = Callable[[str], Awaitable[KeyIdentity | None]]  # ApiKeyStore.authenticate
+_Dependency = TypeVar("_Dependency", bound=Callable[..., Any])
+_AUTHENTICATING: list[Callable[..., Any]] = []
+
+
+def authenticating(dependency: _Dependency) -> _Dependency:
+    """Marks a dependency that authenticates the request: ``tenant``, and one that calls
+    it instead of depending on it. The OpenAPI document lists the API key for every route
+    whose dependencies reach one (api/openapi.py)."""
+    _AUTHENTICATING.append(dependency)
+    return dependency
+
+
+def authenticates(dependency: object) -> bool:
+    return any(dependency is marked for marked in _AUTHENTICATING)
 
 
 class _KeyCache:
@@ -84,12 +98,14 @@ def _presented_key(x_api_key: str | None, authorization: str | None) -> str | No
     return None
 
 
+@authenticating
 async def tenant(request: Request) -> str:
     """The tenant of the request's API key (a dependency, or called by one: once per
     request either way). The key's id and scopes are left in ``request.state`` too."""
-    # The key headers are read here, not declared as Header() parameters (they are left
-    # out of the OpenAPI document anyway): each declared parameter and sub-dependency
-    # costs FastAPI's resolver tens of microseconds, on every authenticated request.
+    # The key headers are read here, not declared as Header() parameters or security
+    # dependencies (api/openapi.py writes the schemes into the OpenAPI document): each
+    # declared parameter and sub-dependency costs FastAPI's resolver tens of
+    # microseconds, on every authenticated request.
     known: str | None = getattr(request.state, "tenant", None)
     if known is not None:
         return known

@@ -18,7 +18,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request
 from pydantic import AwareDatetime, BaseModel, Field
 
-from api.auth import Api, Tenant, tenant
+from api.auth import Api, Tenant, authenticating, tenant
 from api.errors import ApiError, not_found
 from api.openintent_events import OPENINTENT_EVENT_TYPES
 from api.openintent_models import (
@@ -71,6 +71,7 @@ def addressed_agent(tenant: str, agent_id: str | None, header: str | None) -> tu
     return ref, ref.agent
 
 
+@authenticating
 async def _request_agent(
     request: Request, x_agent_id: AgentHeader = None, agent_id: str | None = None
 ) -> tuple[MemoryRef, str]:
