@@ -130,6 +130,12 @@ def test_quickstart_runs_a_dream_end_to_end(tmp_path: Path) -> None:
     assert "  memoryctl proposals list --tenant acme" in first  # the next steps
     link = f"Temporal UI: http://localhost:{ui_port}/namespaces/default/workflows/dream%3Aacme%3Asupport-agent-"
     assert link in first
+    # The UI's default view lists every commitment workflow too: a link to the dreams.
+    dreams = "workflows?query=WorkflowType%20%3D%20%27DreamWorkflow%27"
+    assert (
+        f"Dreams in the Temporal UI: http://localhost:{ui_port}/namespaces/default/{dreams}"
+        in first
+    )
     # The HTTP API: checked over HTTP with the demo tenant's key, then the curl lines.
     api = f"http://127.0.0.1:{api_port}"
     assert f"HTTP API at {api} (OpenAPI at {api}/docs): discovery reports 8/8 memory " in first
