@@ -1,12 +1,17 @@
 """Dream schedules through the Temporal Python client (the same thing the README's
-`temporal schedule ...` commands do from the CLI)."""
+`temporal schedule ...` commands do from the CLI). `list_schedules` reads every schedule
+of the namespace as `memoryctl schedule list` shows it: dreams, fleet dreams, the
+automations applied proposals install, anything else by its workflow type, each with
+the cron rendered back from the server's calendars (memoryctl/schedule_specs.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from temporalio.api.errordetails.v1 import NamespaceNotFoundFailure
 from temporalio.client import (
@@ -20,12 +25,15 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from memoryctl.schedule_specs import jitter_text, spec_text
 from memoryctl.usage import without_typed_values
+from runtime.search_attributes import MEMORY_REF
 from runtime.settings import Settings
 from runtime.workflow_ids import workflow_ids_for
 from schemas.errors import InvalidInput
-from schemas.memory_ref import MemoryRef, parse_memory_ref
-from schemas.workflow_io import DreamInput
+from schemas.fleet import FleetDreamInput
+from schemas.memory_ref import MemoryRef, parse_memory_ref, try_parse_memory_ref
+from schemas.workflow_io import AgentRunInput, DreamInput
 from workflows.dream import DreamWorkflow
 from workflows.policies import DREAM_EXECUTION_TIMEOUT
 
@@ -130,10 +138,25 @@ def _check_cron(cron: str) -> None:
 
 @dataclass(frozen=True)
 class ScheduleRow:
+    """One schedule of the namespace, as `memoryctl schedule list` shows it."""
+
     schedule_id: str
-    memory_ref: str
+    # dream, fleet dream, automation, or the workflow type of anything else.
+    kind: str
+    # The memoryRef of a dream or an automation, "tenant <t>" or "every tenant" for a
+    # fleet dream, "-" when the schedule does not say.
+    target: str
+    memory_ref: str | None
     cron: str
+    jitter: str | None
     next_run: str
+    paused: bool
+
+
+_KINDS = {"DreamWorkflow": "dream", "FleetDreamWorkflow": "fleet dream"}
+AUTOMATION_WORKFLOW = "AgentRunWorkflow"
+# Schedules described at once: one describe per schedule, the input is not in the listing.
+_DESCRIBES_AT_ONCE = 8
 
 
 async def create_dream_schedule(
@@ -173,43 +196,133 @@ async def create_dream_schedule(
     return schedule_id
 
 
-async def list_dream_schedules(client: Client) -> list[ScheduleRow]:
-    rows = []
-    async for listed in await client.list_schedules():
-        try:
-            with _server_refusals(listed.id):
-                description = await client.get_schedule_handle(listed.id).describe()
-        except ScheduleNotFound:
-            continue  # deleted between listing and describing: it is gone, not an error
-        action = description.schedule.action
-        if (
-            not isinstance(action, ScheduleActionStartWorkflow)
-            or action.workflow != "DreamWorkflow"
-        ):
-            continue
-        memo = await description.memo()
-        next_times = description.info.next_action_times
-        rows.append(
-            ScheduleRow(
-                schedule_id=listed.id,
-                # The input names the memoryRef whoever created the schedule (the
-                # `temporal` CLI sets no memo); the memo is the fallback.
-                memory_ref=await _scheduled_ref(client, action) or str(memo.get("memoryRef", "?")),
-                cron=str(memo.get("cron", "(calendar)")),
-                next_run=next_times[0].isoformat() if next_times else "-",
-            )
-        )
+async def list_schedules(client: Client) -> list[ScheduleRow]:
+    """Every schedule of the namespace, by id: dreams, fleet dreams, the automations
+    applied proposals installed, and whatever else, whoever created it (memoryctl, the
+    `temporal` CLI, the proposal workflow)."""
+    ids = [listed.id async for listed in await client.list_schedules()]
+    limit = asyncio.Semaphore(_DESCRIBES_AT_ONCE)
+
+    async def row_of(schedule_id: str) -> ScheduleRow | None:
+        async with limit:
+            return await _row(client, schedule_id)
+
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(row_of(schedule_id)) for schedule_id in ids]
+    rows = [row for task in tasks if (row := task.result()) is not None]
     return sorted(rows, key=lambda r: r.schedule_id)
 
 
-async def _scheduled_ref(client: Client, action: ScheduleActionStartWorkflow) -> str | None:
+async def _row(client: Client, schedule_id: str) -> ScheduleRow | None:
+    try:
+        with _server_refusals(schedule_id):
+            description = await client.get_schedule_handle(schedule_id).describe()
+    except ScheduleNotFound:
+        return None  # deleted between listing and describing: it is gone, not an error
+    schedule = description.schedule
+    try:
+        memo = await description.memo()
+    except Exception:  # another application's memo (its own codec): one row says less
+        memo = {}
+    action = schedule.action
+    workflow = action.workflow if isinstance(action, ScheduleActionStartWorkflow) else None
+    kind = _kind(schedule_id, workflow, memo)
+    memory_ref = tenant = None
+    if isinstance(action, ScheduleActionStartWorkflow):
+        if kind == "fleet dream":
+            tenant = await _fleet_tenant(client, action)
+        else:
+            memory_ref = await _scheduled_ref(client, kind, action)
+    # The input names the memoryRef whoever created the schedule (the `temporal` CLI
+    # sets no memo); memoryctl's memo is the fallback.
+    memory_ref = memory_ref or _text(memo.get("memoryRef"))
+    if kind == "fleet dream":
+        target = "-" if tenant is None else (f"tenant {tenant}" if tenant else "every tenant")
+    else:
+        target = memory_ref or "-"
+    next_times = description.info.next_action_times
+    return ScheduleRow(
+        schedule_id=schedule_id,
+        kind=kind,
+        target=target,
+        memory_ref=memory_ref,
+        # memoryctl's memo holds the expression as typed (@daily stays @daily); any
+        # other schedule's is rendered back from the calendars the server stores.
+        cron=_text(memo.get("cron")) or spec_text(schedule.spec),
+        jitter=jitter_text(schedule.spec),
+        next_run=next_times[0].isoformat() if next_times else "-",
+        paused=schedule.state.paused,
+    )
+
+
+def _kind(schedule_id: str, workflow: str | None, memo: Mapping[str, Any]) -> str:
+    if workflow == AUTOMATION_WORKFLOW and (
+        # How activities/proposal_activities.py installs an applied proposal: the id
+        # from runtime/workflow_ids.py (opaque after the slash with payload encryption)
+        # and the proposal in the memo.
+        schedule_id.startswith("automation/") or "proposalId" in memo
+    ):
+        return "automation"
+    if workflow is None:
+        return "-"
+    return _KINDS.get(workflow, workflow)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+T = TypeVar("T")
+
+
+async def _decoded(client: Client, action: ScheduleActionStartWorkflow, model: type[T]) -> T | None:
     if not action.args:
         return None
     try:
-        (request,) = await client.data_converter.decode(list(action.args)[:1], [DreamInput])
-    except Exception:  # an input this version cannot read: show the memo instead
+        (request,) = await client.data_converter.decode(list(action.args)[:1], [model])
+    except Exception:  # an input this version cannot read: the fallbacks say what they can
         return None
-    return str(request.memory_ref)
+    return request if isinstance(request, model) else None
+
+
+async def _scheduled_ref(
+    client: Client, kind: str, action: ScheduleActionStartWorkflow
+) -> str | None:
+    request: DreamInput | AgentRunInput | None = None
+    if kind == "dream":
+        request = await _decoded(client, action, DreamInput)
+    elif action.workflow == AUTOMATION_WORKFLOW:
+        request = await _decoded(client, action, AgentRunInput)
+    if request is not None:
+        return str(request.memory_ref)
+    # Runs about one memoryRef carry it as a search attribute (an automation's do).
+    return _text(action.typed_search_attributes.get(MEMORY_REF))
+
+
+async def _fleet_tenant(client: Client, action: ScheduleActionStartWorkflow) -> str | None:
+    """The tenant a fleet schedule dreams; "" for every tenant; None when unreadable."""
+    request = await _decoded(client, action, FleetDreamInput)
+    if request is None:
+        return None
+    return request.tenant or ""
+
+
+def fleet_overlaps(rows: list[ScheduleRow]) -> list[tuple[ScheduleRow, ScheduleRow]]:
+    """(per-agent dream, fleet dream) pairs that both dream one memoryRef, neither paused:
+    what the README says not to keep ("either the fleet schedule or per-agent schedules
+    for an agent, not both")."""
+    fleets = [r for r in rows if r.kind == "fleet dream" and not r.paused and r.target != "-"]
+    pairs = []
+    for row in rows:
+        ref = try_parse_memory_ref(row.memory_ref) if row.kind == "dream" else None
+        if ref is None or row.paused:
+            continue
+        pairs += [
+            (row, fleet)
+            for fleet in fleets
+            if fleet.target in ("every tenant", f"tenant {ref.tenant}")
+        ]
+    return pairs
 
 
 async def trigger_dream_schedule(client: Client, schedule_id: str) -> None:
