@@ -153,7 +153,9 @@ async def serving_worker(
         DescribeNamespaceRequest(namespace=client.namespace)
     )
     worker = build_worker(client, settings, store, vault, predicates, graceful_shutdown)
-    listener = ChangeListener.for_store(store.engine, client, store.commitments.predicates)
+    listener = ChangeListener.for_store(
+        store.engine, client, store.commitments.predicates, ids=workflow_ids_for(settings)
+    )
     async with listener, worker:
         yield worker
 

@@ -24,6 +24,12 @@ Nothing is lost for good:
 - duplicates are harmless: each evaluation is idempotent and claims ``transition:<n>``
   in the ledger, so a watch woken twice fires once.
 
+It also LISTENs on ``agent_memory_deferred_ended`` (migration 0027): a commitment
+deferred to a horizon ended before its start (its entry forgotten, the promise
+cancelled), and the memoryRef's horizon workflow and the fleet's are signalled to look
+again now instead of waiting for, and announcing, an instant that is gone. A lost one of
+these costs nothing but time: the horizon's own wake re-reads the same state.
+
 Logs carry memoryRefs, commitment ids, counts and error class names, never content.
 """
 
@@ -42,9 +48,16 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from memory.commitments.change_feed import CHANNEL, LISTENER_LOCK_ID, ChangeFeed, Watch
+from memory.commitments.change_feed import (
+    CHANNEL,
+    DEFERRED_ENDED_CHANNEL,
+    LISTENER_LOCK_ID,
+    ChangeFeed,
+    Watch,
+)
 from memory.commitments.predicates import PredicateRegistry
-from schemas.commitments import commitment_workflow_id
+from runtime.workflow_ids import PLAIN, WorkflowIds
+from schemas.commitments import DEFERRED_ENDED_SIGNAL, commitment_workflow_id
 
 log = logging.getLogger("agent_memory.change_listener")
 
@@ -60,6 +73,9 @@ SWEEP_PAGE = 1000
 CONNECT_TIMEOUT_SECONDS = 10
 
 Signal = Callable[[str], Awaitable[None]]
+# Tells the horizon workflows of these memoryRefs (and the fleet's) that a deferred
+# commitment of theirs ended.
+Recheck = Callable[[list[str]], Awaitable[None]]
 Connect = Callable[[], Awaitable[Any]]
 
 
@@ -75,6 +91,7 @@ class ListenerStats:
     failed: int = 0  # signals that failed (the sweep retries them)
     sweeps: int = 0
     swept: int = 0  # signals sent by sweeps
+    rechecks: int = 0  # memoryRefs whose horizons were told a deferred commitment ended
     leader: bool = False
 
 
@@ -84,6 +101,22 @@ def signal_with(client: Client) -> Signal:
         await handle.signal(SIGNAL)
 
     return signal
+
+
+def recheck_with(client: Client, ids: WorkflowIds = PLAIN) -> Recheck:
+    """Signal each memoryRef's horizon workflow and the fleet's, once; a horizon that is
+    not running (nothing was deferred there) is skipped."""
+
+    async def recheck(refs: list[str]) -> None:
+        horizons = [ids.commitment_horizon(ref) for ref in refs]
+        for workflow_id in [*horizons, ids.fleet_commitment_horizon()]:
+            try:
+                await client.get_workflow_handle(workflow_id).signal(DEFERRED_ENDED_SIGNAL)
+            except RPCError as error:
+                if error.status != RPCStatusCode.NOT_FOUND:
+                    raise
+
+    return recheck
 
 
 def connect_with(engine: AsyncEngine) -> Connect:
@@ -107,9 +140,12 @@ class ChangeListener:
         coalesce_seconds: float = COALESCE_SECONDS,
         sweep_seconds: float = SWEEP_SECONDS,
         leader_retry_seconds: float = LEADER_RETRY_SECONDS,
+        recheck: Recheck | None = None,
     ) -> None:
         self.feed = feed
         self._signal = signal
+        self._recheck = recheck
+        self._ended: set[str] = set()
         self._connect = connect
         self.coalesce_seconds = coalesce_seconds
         self.sweep_seconds = sweep_seconds
@@ -126,12 +162,16 @@ class ChangeListener:
         engine: AsyncEngine,
         client: Client,
         predicates: PredicateRegistry | None = None,
+        ids: WorkflowIds = PLAIN,
         **options: float,
     ) -> ChangeListener:
         """``predicates``: the worker's registry, to pre-check its built-ins (a watch
-        whose truth a write did not change is not woken); None wakes every watch."""
+        whose truth a write did not change is not woken); None wakes every watch.
+        ``ids``: the deployment's workflow ids (opaque ones with payload keys), to find
+        the horizon workflows."""
         feed = ChangeFeed(engine, predicates)
-        return cls(feed, signal_with(client), connect_with(engine), **options)
+        recheck = recheck_with(client, ids)
+        return cls(feed, signal_with(client), connect_with(engine), recheck=recheck, **options)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -182,6 +222,8 @@ class ChangeListener:
             connection.add_termination_listener(lambda _: lost.set())
             await self._lead(connection, lost)
             await connection.add_listener(CHANNEL, self._notified)
+            if self._recheck is not None:
+                await connection.add_listener(DEFERRED_ENDED_CHANNEL, self._deferred_ended)
             self.stats.sessions += 1
             self.stats.leader = True
             log.info("change listener is listening on %s", CHANNEL)
@@ -189,6 +231,7 @@ class ChangeListener:
         finally:
             self.stats.leader = False
             self._pending.clear()
+            self._ended.clear()
             with contextlib.suppress(Exception):
                 await asyncio.shield(connection.close(timeout=2))
 
@@ -209,15 +252,37 @@ class ChangeListener:
                 await self.sweep()
                 next_sweep = loop.time() + self.sweep_seconds
             await _either(self._wake, next_sweep - loop.time(), lost)
-            if self._pending:
+            if self._pending or self._ended:
                 await asyncio.sleep(self.coalesce_seconds)
-                await self._wake_refs(self._drain())
+                refs = self._drain()  # clears the wake before taking what set it
+                ended, self._ended = sorted(self._ended), set()
+                if refs:
+                    await self._wake_refs(refs)
+                if ended:
+                    await self._recheck_horizons(ended)
         raise ConnectionError("listener connection ended")
 
     def _notified(self, connection: Any, pid: int, channel: str, payload: str) -> None:
         self.stats.notifications += 1
         self._pending.add(payload)
         self._wake.set()
+
+    def _deferred_ended(self, connection: Any, pid: int, channel: str, payload: str) -> None:
+        self.stats.notifications += 1
+        self._ended.add(payload)
+        self._wake.set()
+
+    async def _recheck_horizons(self, refs: list[str]) -> None:
+        assert self._recheck is not None  # only listened to with one
+        try:
+            await self._recheck(refs)
+        except Exception as error:
+            # Not retried: the horizon's own wake re-reads the same state, later.
+            log.warning(
+                "telling horizons a deferred commitment ended failed (%s)", type(error).__name__
+            )
+            return
+        self.stats.rechecks += len(refs)
 
     def _drain(self) -> list[str]:
         refs, self._pending = sorted(self._pending), set()

@@ -41,6 +41,10 @@ PREDICATE_WATCH_WORKFLOW = "PredicateWatchWorkflow"
 COMMITMENT_HORIZON_WORKFLOW = "CommitmentHorizonWorkflow"
 # The signal arming sends the horizon workflow (signal-with-start) when it defers one.
 DEFERRED_SIGNAL = "commitments_deferred"
+# The signal the change listener sends it when a deferred commitment ended before it was
+# started (forgotten, cancelled, superseded): its next pass runs now and re-reads what is
+# still deferred (migration 0027, runtime/change_listener.py).
+DEFERRED_ENDED_SIGNAL = "deferred_commitment_ended"
 
 # Arming starts a time commitment's workflow only when its instant is within this of
 # now; later ones wait in the store, and the memoryRef's CommitmentHorizonWorkflow arms

@@ -49,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from schemas.commitments import (
         ARM_HORIZON,
         COMMITMENT_HORIZON_WORKFLOW,
+        DEFERRED_ENDED_SIGNAL,
         DEFERRED_SIGNAL,
         ArmCommitmentsRequest,
         ArmDeferredReport,
@@ -74,6 +75,13 @@ class CommitmentHorizonWorkflow:
     def __init__(self) -> None:
         # The earliest instant signalled since the current pass began (or since start).
         self._signalled: datetime | None = None
+        # A deferred commitment ended before its start (its entry forgotten, the promise
+        # cancelled): the instant waited for may be gone, so a pass runs now to re-read.
+        self._ended = False
+
+    @workflow.signal(name=DEFERRED_ENDED_SIGNAL)
+    def deferred_ended(self) -> None:
+        self._ended = True
 
     @workflow.signal(name=DEFERRED_SIGNAL)
     def deferred(self, notice: DeferredNotice) -> None:
@@ -90,7 +98,7 @@ class CommitmentHorizonWorkflow:
         for _ in range(PASSES_PER_RUN):
             earliest = self._with_signalled(earliest)
             if earliest is None:
-                return CommitmentHorizonResult(memory_ref=_named(ref), started=started)
+                return self._done(ref, started)
             await self._sleep_until_wake(earliest, started)
             self._signalled = None
             report = await self._pass(ref)
@@ -106,10 +114,15 @@ class CommitmentHorizonWorkflow:
                 break
         earliest = self._with_signalled(earliest)
         if earliest is None:
-            return CommitmentHorizonResult(memory_ref=_named(ref), started=started)
+            return self._done(ref, started)
         workflow.continue_as_new(
             CommitmentHorizonInput(memory_ref=ref, earliest_at=earliest, started_so_far=started)
         )
+
+    def _done(self, ref: MemoryRef | None, started: int) -> CommitmentHorizonResult:
+        # The details outlive the run in the UI: they name no instant of a promise gone.
+        workflow.set_current_details(f"Done: no deferred commitment left; {started} started")
+        return CommitmentHorizonResult(memory_ref=_named(ref), started=started)
 
     def _with_signalled(self, earliest: datetime | None) -> datetime | None:
         signalled, self._signalled = self._signalled, None
@@ -119,8 +132,12 @@ class CommitmentHorizonWorkflow:
 
     async def _sleep_until_wake(self, earliest: datetime, started: int) -> None:
         """Sleep until WAKE_BEFORE the earliest instant; a signal with an earlier one
-        moves the wake."""
+        moves the wake, and one that a deferred commitment ended ends the sleep (the pass
+        that follows re-reads what is still deferred)."""
         while (wait := earliest - WAKE_BEFORE - workflow.now()) > timedelta():
+            if self._ended:
+                self._ended = False
+                return
             workflow.set_current_details(
                 f"Waiting: next deferred commitment due {earliest.isoformat()}, armed "
                 f"from {(earliest - WAKE_BEFORE).isoformat()}; {started} started so far"
@@ -136,7 +153,7 @@ class CommitmentHorizonWorkflow:
             earliest = self._with_signalled(earliest) or earliest
 
     def _earlier_than(self, due: datetime) -> Callable[[], bool]:
-        return lambda: self._signalled is not None and self._signalled < due
+        return lambda: self._ended or (self._signalled is not None and self._signalled < due)
 
     async def _pass(self, ref: MemoryRef | None) -> ArmReport | ArmDeferredReport | None:
         """Arm what is now within the horizon: the memoryRef's, or every memoryRef's."""

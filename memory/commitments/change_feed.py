@@ -32,6 +32,9 @@ from schemas.errors import InvalidInput
 from schemas.memory_ref import MemoryRef, try_parse_memory_ref
 
 CHANNEL: Final = "agent_memory_changed"
+# A deferred commitment ended before its horizon started it (migration 0027): payload the
+# memoryRef, whose horizon workflows the listener then asks to look again.
+DEFERRED_ENDED_CHANNEL: Final = "agent_memory_deferred_ended"
 # Session-level advisory lock held by the one worker whose listener acts on the
 # notifications (every LISTENing session receives each one; one acting keeps a write
 # from signalling each watch once per worker). Beside memory.storage.locks.MIGRATION_LOCK_ID.

@@ -46,11 +46,14 @@ from workflows.predicate_watch import PredicateWatchWorkflow
 NO_PERIODIC_SWEEP = 3600.0
 
 
-def _listener(engine: AsyncEngine, signal: Signal, **options: float) -> ChangeListener:
+def _listener(
+    engine: AsyncEngine, signal: Signal, sweep_seconds: float = NO_PERIODIC_SWEEP
+) -> ChangeListener:
     """As the worker runs it: pre-checking the built-in predicates."""
-    options.setdefault("sweep_seconds", NO_PERIODIC_SWEEP)
     feed = ChangeFeed(engine, default_predicates())
-    return ChangeListener(feed, signal, connect_with(engine), coalesce_seconds=0.05, **options)
+    return ChangeListener(
+        feed, signal, connect_with(engine), coalesce_seconds=0.05, sweep_seconds=sweep_seconds
+    )
 
 
 @pytest.fixture
