@@ -54,6 +54,10 @@ while True:
 """
 
 
+def _other_ports() -> list[str]:
+    return ["--ui-port", str(free_port()), "--api-port", str(free_port())]
+
+
 @contextmanager
 def quick_start_stack(state_dir: Path) -> Iterator[dict[str, str]]:
     """``memoryctl demo`` up in state_dir; yields the environment the quick start tells a
@@ -67,8 +71,7 @@ def quick_start_stack(state_dir: Path) -> Iterator[dict[str, str]]:
     env.pop("DATABASE_URL", None)
     log = (state_dir / "demo.log").open("w")
     process = subprocess.Popen(
-        [MEMORYCTL, "demo", "--temporal-port", str(temporal_port)]
-        + ["--ui-port", str(free_port()), "--api-port", str(free_port())],
+        [MEMORYCTL, "demo", "--temporal-port", str(temporal_port), *_other_ports()],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

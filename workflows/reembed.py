@@ -5,12 +5,13 @@ written while an embedding endpoint was down):
     temporal workflow start --type ReembedWorkflow --task-queue agent-memory \
         --workflow-id reembed --input '{}'
 
-Its result names the counts: ``{"embedded": N, "retired": M}``. Each activity embeds up to 20 pages of
-``batchSize`` entries, in (memoryRef, id) order from the cursor, and hands the cursor
-back; the workflow shows the count in the UI (current details) and continues as new
-every ACTIVITIES_PER_RUN activities, so its history stays small whatever the fleet's
-size. A crash resumes from the last cursor; an entry embedded twice is overwritten with
-the same vector. When nothing is left, other models' vectors are deleted in batches.
+Its result names the counts: ``{"embedded": N, "retired": M}``. Each activity embeds
+up to 20 pages of ``batchSize`` entries, in (memoryRef, id) order from the cursor, and
+hands the cursor back; the workflow shows the count in the UI (current details) and
+continues as new every ACTIVITIES_PER_RUN activities, so its history stays small
+whatever the fleet's size. A crash resumes from the last cursor; an entry embedded twice
+is overwritten with the same vector. When nothing is left, other models' vectors are
+deleted in batches.
 """
 
 from __future__ import annotations
