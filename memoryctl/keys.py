@@ -87,7 +87,10 @@ def create(
     console.print(f"created key id {record.key_id} for tenant {record.tenant}", markup=False)
     console.print(f"scopes: {_scopes(record.scopes)}", markup=False)
     if key_file is not None:
-        console.print(f"key written to {key_file} (readable by you only)", markup=False)
+        # soft_wrap: a path cut in two cannot be copied.
+        console.print(
+            f"key written to {key_file} (readable by you only)", markup=False, soft_wrap=True
+        )
         return
     console.print("key (shown only this once; send it as the X-API-Key header):", markup=False)
     # Plain stdout, never wrapped: a wrapped key cannot be copied whole.

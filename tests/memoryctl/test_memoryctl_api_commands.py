@@ -360,25 +360,27 @@ async def test_memory_put_takes_the_hosts_own_id_once(database_url: str) -> None
 
 async def test_memory_list_reads_at_80_columns(database_url: str) -> None:
     # Issue 41: at 80 columns the tags column was 3 characters wide and a distilled
-    # entry's tags wrapped over 30 lines.
+    # entry's tags wrapped over 30 lines. A process of its own per width: rich reads
+    # COLUMNS once, when memoryctl is imported.
     ref = unique_ref()
     many = [f"topic-{n}" for n in range(24)]
     setup = InProcess({"DATABASE_URL": database_url})
     tagged = ("memory", "put", "--memory-ref", ref, "--content", "a summary")
     ok(await setup(*tagged, *(arg for tag in many for arg in ("--tag", tag))))
     ok(await setup("memory", "put", "--memory-ref", ref, "--content", "x", "--tag", "ops"))
-    narrow = InProcess({"DATABASE_URL": database_url, "COLUMNS": "80"})
-    table = ok(await narrow("memory", "list", "--memory-ref", ref))
-    ids = [
-        row["id"]
-        for row in json.loads(ok(await setup("memory", "list", "--memory-ref", ref, "--json")))
-    ]
-    rows = [line for line in table.splitlines() if any(i in line for i in ids)]
-    assert len(rows) == 2 and all(len(line) <= 80 for line in table.splitlines())
-    assert "topic-0, topic-1" in table and "ops" in table
-    assert "expires" not in table  # no entry expires: no column for it
-    wide = InProcess({"DATABASE_URL": database_url, "COLUMNS": "120"})
-    assert "topic-0, topic-1, topic-2 +21" in ok(await wide("memory", "list", "--memory-ref", ref))
+    listed = json.loads(ok(await setup("memory", "list", "--memory-ref", ref, "--json")))
+    ids = [row["id"] for row in listed]
+
+    def table(columns: str) -> str:
+        env = {"DATABASE_URL": database_url, "COLUMNS": columns}
+        return ok(memoryctl("memory", "list", "--memory-ref", ref, env=env))
+
+    narrow = await asyncio.to_thread(table, "80")
+    rows = [line for line in narrow.splitlines() if any(i in line for i in ids)]
+    assert len(rows) == 2 and all(len(line) <= 80 for line in narrow.splitlines())
+    assert "topic-0, topic-1" in narrow and "ops" in narrow
+    assert "expires" not in narrow  # no entry expires: no column for it
+    assert "topic-0, topic-1, topic-2 +21" in await asyncio.to_thread(table, "120")
 
 
 async def test_an_empty_list_says_when_the_tenant_or_agent_does_not_exist(
