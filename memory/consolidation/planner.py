@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memory.indexes.update_links import UpdateLink
 from memory.sameness.candidates import candidate_pairs, conflict_pairs, signatures
 from memory.sameness.conflict_guard import compare, conflict_kinds
 from memory.sameness.fact_text import FactText, read_fact_text
@@ -95,19 +96,6 @@ class ConflictPair:
     second: str
     # ConflictKind values, or the ValueKind values of an update the rules left open.
     kinds: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class UpdateLink:
-    """``newer`` states another value of ``older``'s fact: ``older`` is superseded by it
-    (both stay live)."""
-
-    older: str
-    newer: str
-    kinds: tuple[str, ...]
-    # Who decided: the update rules, or the optional judge (memory/consolidation/
-    # update_judge.py) asked about a pair the rules left open.
-    basis: str = "rule"
 
 
 @dataclass

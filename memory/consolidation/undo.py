@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-from sqlalchemy import and_, any_, bindparam, delete, select, text, update
+from sqlalchemy import and_, any_, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.entries.lineage import MERGED_INTO
-from memory.entries.rows import live
+from memory.entries.rows import key_holders, live
 from memory.events.event_log import append_events, long_term_update
 from memory.keyed_ids.intent_links import IntentLinks, intent_id_column
 from memory.storage import tables
@@ -75,25 +75,11 @@ async def undo_pass(
         )
     ).all()
     keyed = [(row.namespace, row.key) for row in marked if row.key is not None]
-    if keyed:
-        namespaces, keys = (list(column) for column in zip(*keyed, strict=True))
-        taken = (
-            await connection.execute(
-                text(
-                    "SELECT 1 FROM memory_entries AS e "
-                    "JOIN unnest(:namespaces, :keys) AS v(namespace, key) "
-                    "ON e.namespace = v.namespace AND e.key = v.key "
-                    "WHERE e.tenant = :tenant AND e.memory_ref = :ref "
-                    "AND e.invalidated_at IS NULL LIMIT 1"
-                ).bindparams(texts("namespaces", namespaces), texts("keys", keys)),
-                {"tenant": ref.tenant, "ref": str(ref)},
-            )
-        ).first()
-        if taken is not None:
-            raise ConsolidationRefused(
-                "undo would restore a namespace/key that a live entry holds now; "
-                "delete or re-key that entry first"
-            )
+    if await key_holders(connection, ref, keyed):
+        raise ConsolidationRefused(
+            "undo would restore a namespace/key that a live entry holds now; "
+            "delete or re-key that entry first"
+        )
     restored = [row.id for row in marked]
     if restored:
         await connection.execute(

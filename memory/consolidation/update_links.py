@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import any_, select, text
+from sqlalchemy import any_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory.consolidation.planner import Cluster, Plan, PlanEntry, UpdateLink, said_order
+from memory.consolidation.planner import Cluster, Plan, PlanEntry, said_order
 from memory.consolidation.update_judge import JudgeAnswer, JudgeRound
+from memory.indexes.update_links import UpdateLink, record_update_links
 from memory.keyed_ids.intent_links import intent_id_column
 from memory.sameness.updates import readable
 from memory.storage import tables
@@ -74,22 +75,14 @@ async def record_updates(
     links = [link for link in plan.updates if as_planned(link.older) and as_planned(link.newer)]
     if not links:
         return []
-    inserted = await connection.execute(
-        text(
-            "INSERT INTO memory_updates (tenant, memory_ref, older_id, newer_id, basis, kinds, "
-            "pass_id, recorded_at) SELECT :tenant, :ref, v.older, v.newer, v.basis, "
-            "string_to_array(v.kinds, ','), :pass_id, :now "
-            "FROM unnest(:olders, :newers, :kinds, :bases) AS v(older, newer, kinds, basis) "
-            "ON CONFLICT DO NOTHING RETURNING older_id"
-        ).bindparams(
-            texts("olders", [link.older for link in links]),
-            texts("newers", [link.newer for link in links]),
-            texts("kinds", [",".join(link.kinds) for link in links]),
-            texts("bases", [link.basis for link in links]),
-        ),
-        {"tenant": ref.tenant, "ref": str(ref), "pass_id": pass_id, "now": now},
+    inserted = await record_update_links(
+        connection,
+        ref,
+        links,
+        pass_id=pass_id,
+        now=now,
     )
-    superseded = sorted(set(inserted.scalars()))
+    superseded = sorted(inserted)
     return [(i, current[i].version, current[i].intent_id) for i in superseded]
 
 

@@ -1,18 +1,21 @@
-"""Shared query pieces: the TTL "live" predicate and row -> model. (Tenant scoping is
-memory/storage/tenant_scope.py.)"""
+"""Shared query pieces: the TTL "live" predicate, the holders of keys, and row -> model.
+(Tenant scoping is memory/storage/tenant_scope.py.)"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import ColumnElement, FromClause, and_, or_
+from sqlalchemy import ColumnElement, FromClause, and_, or_, text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory.storage import tables
+from memory.storage.sql_arrays import texts
 from schemas.base import floor_ms
 from schemas.memory_entry import Attribution, HostMemoryEntry, MemoryEntry, Priority, Tier
+from schemas.memory_ref import MemoryRef
 
 ENTRIES = tables.entries
 M = TypeVar("M", bound=BaseModel)
@@ -57,6 +60,30 @@ def live(
         or_(entries.c.expires_at.is_(None), entries.c.expires_at > now),
         entries.c.invalidated_at.is_(None),
     )
+
+
+async def key_holders(
+    connection: AsyncConnection,
+    ref: MemoryRef,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    for_update: bool = False,
+) -> list[Any]:
+    """(id, namespace, key) of the entries of ``ref`` that hold any of these (namespace,
+    key) pairs now (not invalidated), locked when ``for_update``: who a keyed write
+    would collide with, or supersede."""
+    if not pairs:
+        return []
+    namespaces, keys = (list(column) for column in zip(*pairs, strict=True))
+    query = (
+        "SELECT e.id, e.namespace, e.key FROM memory_entries AS e "
+        "JOIN unnest(:namespaces, :keys) AS v(namespace, key) "
+        "ON e.namespace = v.namespace AND e.key = v.key "
+        "WHERE e.tenant = :tenant AND e.memory_ref = :ref AND e.invalidated_at IS NULL"
+    )
+    statement = text(query + (" FOR UPDATE OF e" if for_update else ""))
+    bound = statement.bindparams(texts("namespaces", namespaces), texts("keys", keys))
+    return list((await connection.execute(bound, {"tenant": ref.tenant, "ref": str(ref)})).all())
 
 
 def to_host_entry(row: Any) -> HostMemoryEntry:

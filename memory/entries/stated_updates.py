@@ -16,11 +16,12 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import any_, select, text, update
+from sqlalchemy import any_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory.entries.rows import live
+from memory.entries.rows import key_holders, live
 from memory.events.event_log import PendingEvent, long_term_update
+from memory.indexes.update_links import UpdateLink, record_update_links
 from memory.keyed_ids.intent_links import IntentLinks, intent_id_column
 from memory.storage import tables
 from memory.storage.sql_arrays import texts
@@ -55,21 +56,7 @@ async def supersede_keys(
         for entry, row in zip(entries, rows, strict=True)
         if entry.supersede_key and row["key"] is not None
     }
-    if not wanted:
-        return []
-    namespaces, keys = (list(column) for column in zip(*wanted, strict=True))
-    holders = (
-        await connection.execute(
-            text(
-                "SELECT e.id, e.namespace, e.key FROM memory_entries AS e "
-                "JOIN unnest(:namespaces, :keys) AS v(namespace, key) "
-                "ON e.namespace = v.namespace AND e.key = v.key "
-                "WHERE e.tenant = :tenant AND e.memory_ref = :ref "
-                "AND e.invalidated_at IS NULL FOR UPDATE OF e"
-            ).bindparams(texts("namespaces", namespaces), texts("keys", keys)),
-            {"tenant": ref.tenant, "ref": str(ref)},
-        )
-    ).all()
+    holders = await key_holders(connection, ref, list(wanted), for_update=True)
     events = []
     for holder in holders:
         marked = (
@@ -126,15 +113,6 @@ async def record_stated_updates(
     for older, _ in stated:
         if older not in found or older in new_ids:
             raise InvalidInput("supersedes", "must name a live entry of this memoryRef")
-    await connection.execute(
-        text(
-            "INSERT INTO memory_updates (tenant, memory_ref, older_id, newer_id, basis, kinds, "
-            "recorded_at) SELECT :tenant, :ref, v.older, v.newer, :basis, '{}', :now "
-            "FROM unnest(:olders, :newers) AS v(older, newer) ON CONFLICT DO NOTHING"
-        ).bindparams(
-            texts("olders", [older for older, _ in stated]),
-            texts("newers", [newer for _, newer in stated]),
-        ),
-        {"tenant": ref.tenant, "ref": str(ref), "basis": STATED, "now": now},
-    )
+    stated_links = [UpdateLink(older, newer, basis=STATED) for older, newer in stated]
+    await record_update_links(connection, ref, stated_links, pass_id=None, now=now)
     return [_superseded_event(ref, found[older], links) for older in olders]
