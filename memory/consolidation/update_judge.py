@@ -33,6 +33,8 @@ import httpx
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from memory.embeddings.openai_compatible import endpoint_client
+
 INSTRUCTIONS = (
     "You compare two notes from an assistant's long-term memory. The EARLIER note was "
     "written before the LATER note. Answer UPDATE if the later note states a new value "
@@ -92,13 +94,7 @@ class UpdateJudge:
         self.model = model
         self.max_calls = max_calls
         self.budget_seconds = budget_seconds
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/") + "/",
-            headers=headers,
-            timeout=timeout_seconds,
-            transport=transport,
-        )
+        self._client = endpoint_client(base_url, api_key, timeout_seconds, transport)
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -24,6 +24,23 @@ from memory.embeddings.model import (
 )
 
 
+def endpoint_client(
+    base_url: str,
+    api_key: str | None,
+    timeout_seconds: float,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> httpx.AsyncClient:
+    """The HTTP client for an OpenAI-compatible server (embeddings here, chat for the
+    update judge): paths relative to ``base_url``, the key as a bearer token."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return httpx.AsyncClient(
+        base_url=base_url.rstrip("/") + "/",
+        headers=headers,
+        timeout=timeout_seconds,
+        transport=transport,
+    )
+
+
 class OpenAICompatibleEmbedder:
     def __init__(
         self,
@@ -39,13 +56,7 @@ class OpenAICompatibleEmbedder:
         self._model = EmbeddingModel(
             id=f"openai-compatible/{model_name}-{dimensions}", dimensions=dimensions
         )
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/") + "/",
-            headers=headers,
-            timeout=timeout_seconds,
-            transport=transport,
-        )
+        self._client = endpoint_client(base_url, api_key, timeout_seconds, transport)
 
     @property
     def model(self) -> EmbeddingModel:
