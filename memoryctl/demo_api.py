@@ -5,7 +5,6 @@ through real HTTP, and the curl lines a user runs next."""
 from __future__ import annotations
 
 import contextlib
-import os
 import shlex
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from api.services import ApiServices
 from memory.redaction.vault import SecretVault
 from memory.store import PostgresMemoryStore
 from memory.tenants.api_keys import ApiKeyStore
+from memoryctl.keys import write_key_file
 from runtime.http_serving import serving
 from runtime.metrics import MetricsExporter
 from runtime.settings import Settings
@@ -45,9 +45,7 @@ async def demo_key(keys: ApiKeyStore, state_dir: Path, tenant: str) -> tuple[Pat
         if identity is not None and identity.tenant == tenant:
             return path, key
     created = await keys.create(tenant, name="quick start")
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(created.key + "\n")
+    write_key_file(path, created.key)
     return path, created.key
 
 

@@ -78,7 +78,7 @@ def create(
         raise bad_input("--key-file: its directory must exist")
     created: CreatedKey = _with_keys(lambda keys: keys.create(tenant, name, scopes or ()))
     if key_file is not None:
-        _write_private(key_file, created.key)
+        write_key_file(key_file, created.key)
     if as_json:
         wire = created.record.to_wire()
         print_json({**wire, "keyFile": str(key_file)} if key_file else {**wire, "key": created.key})
@@ -97,9 +97,10 @@ def create(
     typer.echo(created.key)
 
 
-def _write_private(path: Path, key: str) -> None:
-    """The key alone on one line, in a file only its owner reads (as the quick start's
-    own key file), so a script reads it with $(cat PATH) and no terminal shows it."""
+def write_key_file(path: Path, key: str) -> None:
+    """The key alone on one line, in a file only its owner reads (``--key-file``, and the
+    quick start's own key file), so a script reads it with $(cat PATH) and no terminal
+    shows it."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(descriptor, 0o600)  # an existing file keeps its mode through O_CREAT
     with os.fdopen(descriptor, "w") as handle:

@@ -117,8 +117,9 @@ def search(
     if as_json:
         print_json(result.to_wire())
         return
-    console.print(_table(_folded(result.hits), explain=explain))
-    folded = len(result.hits) - len(_folded(result.hits))
+    rows = _folded(result.hits)
+    console.print(_table(rows, explain=explain))
+    folded = len(result.hits) - len(rows)
     same = f", {folded} identical to a hit above and folded into it" if folded else ""
     console.print(
         f"{plural(len(result.hits), 'hit')}{same} ({result.mode} search, "
